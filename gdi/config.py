@@ -1,0 +1,300 @@
+"""One frozen, validated configuration for a GDI run.
+
+Every field has a docstring: these are what ``gdi train --help`` and ``gdi presets`` show, and
+what ``config.json`` records. Presets (``gdi.presets``) fill the fields; ``--set field=value``
+overrides any of them. Defaults here are the paper's Atari values (App. "Hyperparameters",
+Tab. "Hyperparameters for Atari experiments"); presets scale them down for MinAtar and
+Gymnasium ids.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import json
+import math
+import typing
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+BACKENDS = ("inline", "local")
+
+
+@dataclass(frozen=True)
+class Config:
+    # --- what to run -----------------------------------------------------------------------
+    preset: str = "gdi-i3"
+    """Name of the preset this config was resolved from (see `gdi presets`)."""
+    env: str = "minatar:breakout"
+    """Environment spec: ale:<Game>, minatar:<game> or gym:<id>."""
+    seed: int = 0
+    """Seed of every random generator in the run (envs, actions, E, network init)."""
+    frames: int = 1_000_000
+    """Training budget in environment frames (ALE: agent steps × 4 action repeats)."""
+    backend: Literal["inline", "local"] = "local"
+    """inline: one deterministic process (tests, debugging); local: actor processes + learner."""
+    env_overrides: dict[str, Any] = field(default_factory=dict)
+    """Overrides of the environment's preprocessing stages (see gdi.envs), e.g. sticky actions."""
+
+    # --- sampling: actors, policy space Λ and operator E -------------------------------------
+    num_actors: int = 1
+    """Actor processes (local backend); the inline backend steps the same actors in turn."""
+    envs_per_actor: int = 32
+    """Environments each actor steps with one batched forward pass."""
+    policy_space: str = "soft_entropy"
+    """Index set Λ and π_λ: soft_entropy (λ = 1/τ₁, 1/τ₂, ε), boltzmann (λ = 1/τ), epsilon_greedy."""
+    meta_controller: str = "bandit"
+    """Operator E over P_Λ: bandit (the paper's), fixed (w/o E), uniform, sliding_window_ucb."""
+    meta_kwargs: dict[str, Any] = field(default_factory=dict)
+    """Arguments of the E controller (ranges, accuracies, fixed value, arms, ...)."""
+    pull_every: int = 64
+    """Actors pull parameters from the parameter server every this many steps."""
+
+    # --- network Θ ----------------------------------------------------------------------------
+    torso: str = "impala_deep"
+    """Observation encoder: impala_deep (the paper's), minatar, mlp."""
+    lstm_units: int = 256
+    """Units of the LSTM core."""
+    families: int = 1
+    """Parameter families: 1 for GDI-I (θ₁ = θ₂), 2 for GDI-H (θ₁ ≠ θ₂)."""
+    aux_tasks: bool = True
+    """Auxiliary forward and inverse dynamics tasks (paper table: yes)."""
+
+    # --- operator T ----------------------------------------------------------------------------
+    burn_in: int = 40
+    """Burn-in steps replayed from the stored recurrent state without gradient (R2D2)."""
+    seq_len: int = 80
+    """Learning steps per sequence."""
+    seq_stride: int = 40
+    """Steps between the starts of consecutive sequences (R2D2 overlaps sequences by half)."""
+    batch_size: int = 64
+    """Sequences per learner step."""
+    replay: int = 2
+    """Times each sequence is trained on before it is dropped ("we train each sample twice")."""
+    replay_capacity: int = 1024
+    """Most sequences held by the data collector; actors wait when it is full."""
+    min_replay: int = 256
+    """Sequences the collector holds before the learner samples from it."""
+    discount: float = 0.997
+    """γ."""
+    reward_shapes: tuple[str, ...] = ("log",)
+    """Reward shaping per family: log, root or none (App. Hyperparameters)."""
+    clip_rho: float = 1.05
+    """Importance-sampling clip ρ̄ (V-trace targets)."""
+    clip_c: float = 1.05
+    """Trace-cutting clip c̄ (V-trace and Retrace)."""
+    value_loss_scale: float = 1.0
+    """ξ, scale of the V loss."""
+    q_loss_scale: float = 10.0
+    """α, scale of the Q loss."""
+    pg_loss_scale: float = 10.0
+    """β, scale of the policy-gradient loss."""
+    entropy_scale: float = 0.0
+    """Entropy regularization (paper: none)."""
+    aux_loss_scale: float = 1.0
+    """Scale of the auxiliary dynamics losses."""
+    learning_rate: float = 5e-4
+    """AdamW peak learning rate."""
+    adam_beta1: float = 0.9
+    """AdamW β₁."""
+    adam_beta2: float = 0.98
+    """AdamW β₂."""
+    adam_eps: float = 1e-6
+    """AdamW ε."""
+    weight_decay: float = 0.01
+    """AdamW weight decay, annealed linearly to 0 with the learning rate."""
+    warmup_steps: int = 4000
+    """Learner steps of linear learning-rate warm-up."""
+    max_grad_norm: float = 50.0
+    """Global gradient-norm clip."""
+    push_every: int = 25
+    """The learner pushes parameters to the parameter server every this many steps."""
+    learner_device: str = "cpu"
+    """Device of the learner: cpu or cuda (actors always act on the CPU)."""
+
+    # --- what the run writes ----------------------------------------------------------------
+    log_every: int = 50_000
+    """Frames between rows of metrics.jsonl / TensorBoard (frames, not seconds, so that a
+    seeded inline run writes the same rows every time)."""
+    checkpoint_every_s: float = 600.0
+    """Seconds between checkpoints (also written at the end and on SIGINT/SIGTERM)."""
+    eval_every: int = 250_000
+    """Frames between periodic evaluations (0 disables them)."""
+    eval_episodes: int = 32
+    """Episodes per evaluation, one environment each, with their own seeds (paper: 32)."""
+    keep_checkpoints: int = 3
+    """Most recent checkpoints kept on disk."""
+
+    def __post_init__(self) -> None:
+        _validate(self)
+
+    # --- conversions ----------------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Config:
+        names = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(data) - names)
+        if unknown:
+            raise ValueError(f"unknown config field(s) {unknown}; see `gdi train --help`")
+        values = dict(data)
+        if "reward_shapes" in values:
+            values["reward_shapes"] = tuple(values["reward_shapes"])
+        return cls(**values)
+
+    def replace(self, **changes: Any) -> Config:
+        return dataclasses.replace(self, **changes)
+
+    @property
+    def sequence_length(self) -> int:
+        """Transitions per stored sequence (burn-in + learning part)."""
+        return self.burn_in + self.seq_len
+
+
+def _positive(cfg: Config, *names: str) -> None:
+    for name in names:
+        value = getattr(cfg, name)
+        if not (isinstance(value, int | float) and value > 0 and math.isfinite(value)):
+            raise ValueError(f"{name} must be a positive number, got {value!r}")
+
+
+def _non_negative(cfg: Config, *names: str) -> None:
+    for name in names:
+        value = getattr(cfg, name)
+        if not (isinstance(value, int | float) and value >= 0 and math.isfinite(value)):
+            raise ValueError(f"{name} must be >= 0, got {value!r}")
+
+
+def _validate(cfg: Config) -> None:
+    _positive(
+        cfg, "frames", "num_actors", "envs_per_actor", "pull_every", "lstm_units", "seq_len",
+        "seq_stride", "batch_size", "replay", "replay_capacity", "learning_rate", "adam_eps",
+        "max_grad_norm", "push_every", "log_every", "checkpoint_every_s", "eval_episodes",
+        "keep_checkpoints", "clip_rho", "clip_c",
+    )
+    _non_negative(
+        cfg, "burn_in", "warmup_steps", "weight_decay", "value_loss_scale", "q_loss_scale",
+        "pg_loss_scale", "entropy_scale", "aux_loss_scale", "eval_every",
+        "seed", "min_replay",
+    )
+    if cfg.backend not in BACKENDS:
+        raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, got {cfg.backend!r}")
+    if cfg.families not in (1, 2):
+        raise ValueError(f"families must be 1 (GDI-I) or 2 (GDI-H), got {cfg.families!r}")
+    if len(cfg.reward_shapes) != cfg.families:
+        raise ValueError(
+            f"reward_shapes needs one shaping per family ({cfg.families}), got {cfg.reward_shapes!r}"
+        )
+    if not 0.0 <= cfg.discount <= 1.0:
+        raise ValueError(f"discount must be in [0, 1], got {cfg.discount!r}")
+    for name in ("adam_beta1", "adam_beta2"):
+        if not 0.0 <= getattr(cfg, name) < 1.0:
+            raise ValueError(f"{name} must be in [0, 1), got {getattr(cfg, name)!r}")
+    if cfg.seq_stride > cfg.seq_len:
+        raise ValueError(
+            f"seq_stride ({cfg.seq_stride}) must be <= seq_len ({cfg.seq_len}), or some "
+            "transitions would never be learned from"
+        )
+    if cfg.min_replay < cfg.batch_size:
+        raise ValueError(
+            f"min_replay ({cfg.min_replay}) must be >= batch_size ({cfg.batch_size})"
+        )
+    if cfg.replay_capacity < cfg.min_replay + cfg.num_actors * cfg.envs_per_actor:
+        raise ValueError(
+            f"replay_capacity ({cfg.replay_capacity}) must hold min_replay ({cfg.min_replay}) "
+            f"plus one emission of every actor ({cfg.num_actors} × {cfg.envs_per_actor} sequences)"
+        )
+    if cfg.learner_device not in ("cpu", "cuda") and not cfg.learner_device.startswith("cuda:"):
+        raise ValueError(f"learner_device must be cpu, cuda or cuda:N, got {cfg.learner_device!r}")
+
+
+# ---------------------------------------------------------------------------------------------
+# --set field=value
+# ---------------------------------------------------------------------------------------------
+
+
+def _parse_scalar(text: str) -> Any:
+    """A value from the command line: JSON when it parses (numbers, true/false, lists), else text."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        lowered = text.lower()
+        if lowered in ("true", "false"):
+            return lowered == "true"
+        return text
+
+
+def _coerce(name: str, raw: str, annotation: Any) -> Any:
+    value = _parse_scalar(raw)
+    origin = typing.get_origin(annotation)
+    if annotation is int or annotation == "int":
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise ValueError(f"--set {name}={raw}: {name} takes an integer")
+    elif annotation is float or annotation == "float":
+        if not isinstance(value, int | float) or isinstance(value, bool):
+            raise ValueError(f"--set {name}={raw}: {name} takes a number")
+        value = float(value)
+    elif annotation is bool or annotation == "bool":
+        if not isinstance(value, bool):
+            raise ValueError(f"--set {name}={raw}: {name} takes true or false")
+    elif annotation is str or annotation == "str" or origin is Literal:
+        value = raw
+    elif "tuple" in str(annotation):
+        items = value if isinstance(value, list) else [s for s in raw.split(",") if s]
+        value = tuple(items)
+    return value
+
+
+def apply_overrides(cfg: Config, assignments: list[str] | tuple[str, ...]) -> Config:
+    """Apply ``field=value`` strings; ``env_overrides.KEY=VALUE`` and ``meta_kwargs.KEY=VALUE``
+    set one key of those dicts. Unknown fields and malformed values raise ValueError."""
+    hints = typing.get_type_hints(Config)
+    changes: dict[str, Any] = {}
+    dict_updates: dict[str, dict[str, Any]] = {}
+    for assignment in assignments:
+        if "=" not in assignment:
+            raise ValueError(f"--set expects field=value, got {assignment!r}")
+        name, raw = assignment.split("=", 1)
+        name = name.strip()
+        if "." in name:
+            head, key = name.split(".", 1)
+            if head not in ("env_overrides", "meta_kwargs"):
+                raise ValueError(
+                    f"--set {name}: only env_overrides.KEY and meta_kwargs.KEY take a dotted key"
+                )
+            dict_updates.setdefault(head, {})[key] = _parse_scalar(raw)
+            continue
+        if name not in hints:
+            import difflib
+
+            close = difflib.get_close_matches(name, list(hints), n=3)
+            hint = f"; did you mean {', '.join(close)}?" if close else ""
+            raise ValueError(f"--set {name}: unknown config field{hint}")
+        if name in ("env_overrides", "meta_kwargs"):
+            parsed = _parse_scalar(raw)
+            if not isinstance(parsed, dict):
+                raise ValueError(f"--set {name}=...: takes a JSON object, got {raw!r}")
+            changes[name] = parsed
+            continue
+        changes[name] = _coerce(name, raw, hints[name])
+    for head, updates in dict_updates.items():
+        changes[head] = {**changes.get(head, getattr(cfg, head)), **updates}
+    return cfg.replace(**changes)
+
+
+def field_docs() -> dict[str, str]:
+    """Field name → its docstring, read from this module's source (for tables and --help)."""
+    import ast
+    import inspect
+
+    tree = ast.parse(inspect.getsource(Config))
+    docs: dict[str, str] = {}
+    body = tree.body[0].body  # type: ignore[attr-defined]
+    for node, following in itertools.pairwise(body):
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            if isinstance(following, ast.Expr) and isinstance(following.value, ast.Constant):
+                docs[node.target.id] = str(following.value.value).strip()
+    return docs

@@ -1,0 +1,192 @@
+"""The actor: samples data with behavior policies π_λ, λ drawn from E (Alg. GDI-I³/H³, ACTOR).
+
+One actor steps a batch of environments with one batched forward pass per step. Each
+environment has its own λ, drawn from the actor's E at the start of each episode and reported
+back to E with the raw episode return G at its end; like the paper, each actor keeps its own E
+(one bandit ensemble per actor). The actor records what the learner needs (see
+``gdi.runtime.sequences`` for the exact contract) and pulls parameters every ``pull_every``
+steps.
+"""
+
+from __future__ import annotations
+
+import pickle
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from gdi.config import Config
+from gdi.envs import make_vector_env
+from gdi.policy_space import get_policy_space
+from gdi.runtime.sequences import SequenceBatch, SequenceBuilder, compress_reward
+
+
+@dataclass(frozen=True)
+class EpisodeRecord:
+    actor: int
+    env: int
+    episode_return: float
+    """Raw, undiscounted, unclipped game score."""
+    length: int
+    """Agent steps."""
+    lam: tuple[float, ...]
+    """The λ this episode was played with."""
+
+
+def sample_actions(
+    log_probs: torch.Tensor, generator: torch.Generator
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Actions a ~ π (Gumbel-max over log π, reproducible with ``generator``) and log π(a)."""
+    uniform = torch.rand(log_probs.shape, generator=generator).clamp_(1e-20, 1.0)
+    actions = torch.argmax(log_probs - torch.log(-torch.log(uniform)), dim=-1)
+    return actions, log_probs.gather(-1, actions.unsqueeze(-1)).squeeze(-1)
+
+
+class Actor:
+    def __init__(
+        self,
+        actor_id: int,
+        config: Config,
+        env_config,
+        net: torch.nn.Module,
+        controller,
+        seed: int,
+    ) -> None:
+        self.actor_id = actor_id
+        self.config = config
+        self.net = net
+        self.controller = controller
+        self.space = get_policy_space(config.policy_space)
+        if controller.dim != self.space.dim:
+            raise ValueError(
+                f"E controller {config.meta_controller!r} samples λ of dimension {controller.dim}"
+                f", but policy space {config.policy_space!r} is indexed by {self.space.dim} "
+                f"({', '.join(self.space.index_names)})"
+            )
+        self.num_envs = config.envs_per_actor
+        self.frames_per_step = env_config.frames_per_step
+        self.env = make_vector_env(env_config, self.num_envs, seed)
+        self.generator = torch.Generator().manual_seed(seed)
+        self.version = -1  # no parameters pulled yet: the first pull always copies
+        self.steps = 0
+        self._start_episodes(seed)
+        state_shape = tuple(self.state.shape[1:])
+        self.builder = SequenceBuilder(
+            self.num_envs, config.sequence_length, config.seq_stride,
+            self.obs.shape[1:], self.obs.dtype, self.space.dim, state_shape,
+        )
+
+    def _start_episodes(self, seed: int | None) -> None:
+        """Reset every environment and draw a fresh λ for each."""
+        n = self.num_envs
+        self.obs, _ = self.env.reset(seed=seed)
+        self.resets = np.ones(n, dtype=bool)
+        self.prev_actions = np.zeros(n, dtype=np.int64)
+        self.prev_rewards = np.zeros(n, dtype=np.float32)
+        self.state = self.net.initial_state(n)
+        self.lambdas = np.stack([self.controller.sample() for _ in range(n)]).astype(np.float32)
+        self.returns = np.zeros(n, dtype=np.float64)
+        self.lengths = np.zeros(n, dtype=np.int64)
+
+    @property
+    def frames(self) -> int:
+        return self.steps * self.num_envs * self.frames_per_step
+
+    def pull(self, server) -> None:
+        self.version = server.pull(self.net, self.version)
+
+    def step(self) -> tuple[SequenceBatch | None, list[EpisodeRecord]]:
+        """One step of every environment; returns a finished window of sequences (or None)
+        and the episodes that ended."""
+        with torch.no_grad():
+            outputs, next_state = self.net(
+                torch.from_numpy(self.obs)[None],
+                torch.from_numpy(self.prev_actions)[None],
+                torch.from_numpy(self.prev_rewards)[None],
+                torch.from_numpy(self.resets)[None],
+                self.state,
+            )
+            log_pi = self.space.log_probs(
+                outputs.adv[0, 0], outputs.adv[-1, 0], torch.from_numpy(self.lambdas)
+            )
+            actions_t, log_mu_t = sample_actions(log_pi, self.generator)
+        actions = actions_t.numpy()
+        next_obs, rewards, terminated, truncated, _ = self.env.step(actions)
+        rewards = np.asarray(rewards, dtype=np.float64)
+        # A time-limit truncation also ends the trace (discount 0): the cap is 27k agent steps
+        # on ALE, and bootstrapping it would need the final observation's value.
+        dones = np.logical_or(terminated, truncated)
+        self.builder.record(
+            self.obs, self.resets, self.prev_actions, self.prev_rewards, self.state.numpy(),
+            actions, log_mu_t.numpy(), self.lambdas, self.version, rewards, dones,
+        )
+
+        self.returns += rewards
+        self.lengths += 1
+        episodes = []
+        for i in np.flatnonzero(dones):
+            lam = self.lambdas[i].astype(np.float64)
+            episodes.append(EpisodeRecord(
+                self.actor_id, int(i), float(self.returns[i]), int(self.lengths[i]),
+                tuple(float(x) for x in lam),
+            ))
+            self.controller.update(lam, float(self.returns[i]))  # operator E
+            self.lambdas[i] = self.controller.sample()
+            self.returns[i] = 0.0
+            self.lengths[i] = 0
+
+        self.prev_actions = np.where(dones, 0, actions)
+        self.prev_rewards = np.where(dones, 0.0, compress_reward(rewards)).astype(np.float32)
+        self.resets = dones
+        self.obs = next_obs
+        self.state = next_state
+        self.steps += 1
+        window = self.builder.emit(self.obs, self.resets, self.prev_actions, self.prev_rewards)
+        return window, episodes
+
+    # --- checkpointing -----------------------------------------------------------------------
+    def state_dict(self) -> dict:
+        try:
+            env_bytes = pickle.dumps(self.env)
+        except Exception:  # native envs (ALE) cannot be pickled; episodes restart on resume
+            env_bytes = None
+        return {
+            "env": env_bytes,
+            "obs": self.obs.copy(),
+            "resets": self.resets.copy(),
+            "prev_actions": self.prev_actions.copy(),
+            "prev_rewards": self.prev_rewards.copy(),
+            "state": self.state.clone(),
+            "lambdas": self.lambdas.copy(),
+            "returns": self.returns.copy(),
+            "lengths": self.lengths.copy(),
+            "builder": self.builder.state_dict(),
+            "generator": self.generator.get_state(),
+            "controller": self.controller.state_dict(),
+            "net": self.net.state_dict(),
+            "version": self.version,
+            "steps": self.steps,
+        }
+
+    def load_state_dict(self, state: dict) -> bool:
+        """Restore; returns False if the environments could not be restored (their episodes
+        restart, everything else is restored)."""
+        self.controller.load_state_dict(state["controller"])
+        self.net.load_state_dict(state["net"])
+        self.generator.set_state(state["generator"])
+        self.version, self.steps = state["version"], state["steps"]
+        if state["env"] is None:
+            self._start_episodes(seed=None)
+            return False
+        self.env.close()
+        self.env = pickle.loads(state["env"])
+        for name in ("obs", "resets", "prev_actions", "prev_rewards", "lambdas", "returns",
+                     "lengths"):
+            setattr(self, name, state[name])
+        self.state = state["state"]
+        self.builder.load_state_dict(state["builder"])
+        return True
+
+    def close(self) -> None:
+        self.env.close()

@@ -1,0 +1,130 @@
+"""The learner: operator T applied to batches from the data collector.
+
+It owns the parameters θ (one or two families), the AdamW optimizer and its schedule; the loss
+itself is the pure function ``gdi.learning.loss``. One step: burn the LSTM in from the stored
+state without gradient, run the learning part (plus the bootstrap observation) with gradient,
+compute the loss, clip the global gradient norm, step AdamW.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+
+from gdi.config import Config
+from gdi.learning import LossBatch, LossConfig, LossOutputs
+from gdi.learning import loss as gdi_loss
+from gdi.learning.schedule import optimizer_schedule
+from gdi.runtime.sequences import SequenceBatch
+
+
+def loss_config(config: Config) -> LossConfig:
+    return LossConfig(
+        policy_space=config.policy_space,
+        reward_shapes=tuple(config.reward_shapes),
+        clip_rho=config.clip_rho,
+        clip_c=config.clip_c,
+        value_loss_scale=config.value_loss_scale,
+        q_loss_scale=config.q_loss_scale,
+        pg_loss_scale=config.pg_loss_scale,
+        entropy_scale=config.entropy_scale,
+        aux_loss_scale=config.aux_loss_scale,
+    )
+
+
+def batch_to_tensors(batch: SequenceBatch, device: torch.device) -> dict[str, torch.Tensor]:
+    return {name: torch.from_numpy(np.ascontiguousarray(array)).to(device)
+            for name, array in batch.as_dict().items()}
+
+
+class Learner:
+    def __init__(self, config: Config, net: torch.nn.Module, device: torch.device | str = "cpu"):
+        self.config = config
+        self.device = torch.device(device)
+        self.net = net.to(self.device)
+        self.loss_config = loss_config(config)
+        self.optimizer = torch.optim.AdamW(
+            self.net.parameters(),
+            lr=config.learning_rate,
+            betas=(config.adam_beta1, config.adam_beta2),
+            eps=config.adam_eps,
+            weight_decay=config.weight_decay,
+        )
+        self.steps = 0  # updates applied
+        self.skipped = 0  # updates skipped because the loss or gradient was not finite
+
+    def step(self, batch: SequenceBatch, progress: float) -> dict[str, float]:
+        """One update from ``batch``; ``progress`` is frames seen / frames budgeted."""
+        cfg = self.config
+        t = batch_to_tensors(batch, self.device)
+        schedule = optimizer_schedule(
+            self.steps, progress, learning_rate=cfg.learning_rate,
+            weight_decay=cfg.weight_decay, warmup_steps=cfg.warmup_steps,
+        )
+        for group in self.optimizer.param_groups:
+            group["lr"] = schedule.learning_rate
+            group["weight_decay"] = schedule.weight_decay
+
+        burn = cfg.burn_in
+        state = t["initial_state"]
+        if burn > 0:
+            with torch.no_grad():  # burn-in: refresh the stored state, no gradient (R2D2)
+                _, state = self.net(
+                    t["obs"][:burn], t["prev_actions"][:burn], t["prev_rewards"][:burn],
+                    t["resets"][:burn], state,
+                )
+        # Learning part plus the bootstrap observation: seq_len + 1 observations.
+        outputs, _ = self.net(
+            t["obs"][burn:], t["prev_actions"][burn:], t["prev_rewards"][burn:],
+            t["resets"][burn:], state,
+        )
+        actions = t["actions"][burn:]
+        not_done = 1.0 - t["dones"][burn:].float()
+        aux_losses = (
+            self.net.auxiliary_losses(outputs, actions, not_done) if cfg.aux_tasks else {}
+        )
+        loss, metrics = gdi_loss(
+            LossOutputs(adv=outputs.adv, value=outputs.value, aux_losses=aux_losses),
+            LossBatch(
+                actions=actions,
+                rewards=t["rewards"][burn:],
+                discounts=cfg.discount * not_done,
+                behavior_log_probs=t["behavior_log_probs"][burn:],
+                lambdas=t["lambdas"][burn:],
+            ),
+            self.loss_config,
+        )
+        metrics = dict(metrics)
+        metrics["schedule/learning_rate"] = schedule.learning_rate
+        metrics["schedule/weight_decay"] = schedule.weight_decay
+        if not torch.isfinite(loss):
+            self.skipped += 1
+            metrics["losses/skipped_nonfinite"] = 1.0
+            return metrics
+        self.optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        grad_norm = torch.nn.utils.clip_grad_norm_(self.net.parameters(), cfg.max_grad_norm)
+        metrics["losses/grad_norm"] = float(grad_norm)
+        if not math.isfinite(float(grad_norm)):
+            self.skipped += 1
+            metrics["losses/skipped_nonfinite"] = 1.0
+            self.optimizer.zero_grad(set_to_none=True)
+            return metrics
+        self.optimizer.step()
+        self.steps += 1
+        return metrics
+
+    def state_dict(self) -> dict:
+        return {
+            "net": self.net.state_dict(),
+            "optimizer": self.optimizer.state_dict(),
+            "steps": self.steps,
+            "skipped": self.skipped,
+        }
+
+    def load_state_dict(self, state: dict) -> None:
+        self.net.load_state_dict(state["net"])
+        self.optimizer.load_state_dict(state["optimizer"])
+        self.steps, self.skipped = state["steps"], state["skipped"]

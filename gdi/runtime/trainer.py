@@ -1,0 +1,236 @@
+"""The learner side of a run, shared by every backend: data collector → learner → parameter
+server, plus the run's bookkeeping (frames, metrics rows, evaluation, checkpoints).
+
+Backends differ only in how actors run and how their output arrives; they call ``ingest``,
+``record_episodes`` and ``train_while_ready`` and let ``periodic`` do the rest.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from gdi.config import Config
+from gdi.evaluation.scores import write_eval_file
+from gdi.runtime.actor import EpisodeRecord
+from gdi.runtime.checkpoint import save_checkpoint
+from gdi.runtime.collector import ReplayCollector
+from gdi.runtime.components import build_controller
+from gdi.runtime.evaluator import POLICY_DESCRIPTION, play_episodes
+from gdi.runtime.learner import Learner
+from gdi.runtime.run_dir import MetricsWriter
+from gdi.runtime.sequences import SequenceBatch
+
+
+class Trainer:
+    def __init__(
+        self,
+        config: Config,
+        env_config,
+        run_dir: Path,
+        learner: Learner,
+        server,
+        index_names: tuple[str, ...],
+        tensorboard: bool = True,
+    ) -> None:
+        self.config = config
+        self.env_config = env_config
+        self.run_dir = Path(run_dir)
+        self.learner = learner
+        self.server = server
+        self.index_names = index_names
+        self.collector = ReplayCollector(
+            config.batch_size, config.replay, config.replay_capacity, config.min_replay,
+            seed=config.seed + 7919,
+        )
+        self.writer = MetricsWriter(self.run_dir, tensorboard=tensorboard)
+        self.frames = 0
+        self.episodes = 0
+        self.next_log = config.log_every
+        self.next_eval = config.eval_every if config.eval_every > 0 else None
+        # Set by the backend: actor 0's E state (evaluation draws λ from a copy of it), and
+        # what the backend adds to a checkpoint (actors, collector, E states).
+        self.controller_state: Callable[[], dict | None] = lambda: None
+        self.checkpoint_extra: Callable[[], dict] = dict
+        self.recent_returns: list[float] = []  # for the progress bar
+        self._acc_loss: dict[str, list[float]] = defaultdict(list)
+        self._acc_episodes: list[EpisodeRecord] = []
+        self._lag: list[float] = []
+        self._timers: dict[str, float] = defaultdict(float)
+        self._last_log_time = time.perf_counter()
+        self._last_log_frames = 0
+        self._last_log_steps = 0
+        self._last_checkpoint_time = time.monotonic()
+        self.messages: list[str] = []  # warnings for the user (printed by the loop)
+
+    # --- data in ---------------------------------------------------------------------------------
+    def ingest(self, window: SequenceBatch) -> None:
+        self.collector.add(window)
+
+    def record_episodes(self, episodes: list[EpisodeRecord]) -> None:
+        for ep in episodes:
+            self.writer.write_episode(self.frames, ep.actor, ep.lam, ep.episode_return, ep.length)
+            self._acc_episodes.append(ep)
+            self.recent_returns.append(ep.episode_return)
+        self.episodes += len(episodes)
+        del self.recent_returns[:-100]
+
+    # --- operator T ------------------------------------------------------------------------------
+    @property
+    def progress(self) -> float:
+        return min(1.0, self.frames / self.config.frames)
+
+    def train_while_ready(self) -> int:
+        """Learner steps while the collector holds enough sequences; returns how many."""
+        done = 0
+        while self.collector.ready():
+            start = time.perf_counter()
+            batch = self.collector.sample()
+            metrics = self.learner.step(batch, self.progress)
+            if "losses/skipped_nonfinite" in metrics:
+                self.messages.append(
+                    f"learner step {self.learner.steps}: non-finite loss or gradient, update "
+                    "skipped (parameters unchanged)"
+                )
+            for key, value in metrics.items():
+                self._acc_loss[key].append(value)
+            lag = self.learner.steps - batch.versions[self.config.burn_in:].mean()
+            self._lag.append(float(lag))
+            if self.learner.steps % self.config.push_every == 0:
+                self.server.push(self.learner.net, self.learner.steps)
+            self._timers["learner"] += time.perf_counter() - start
+            done += 1
+        return done
+
+    # --- bookkeeping ---------------------------------------------------------------------------
+    def add_time(self, phase: str, seconds: float) -> None:
+        self._timers[phase] += seconds
+
+    @property
+    def policy_lag(self) -> float:
+        return float(np.mean(self._lag[-20:])) if self._lag else 0.0
+
+    def periodic(self, force_log: bool = False) -> None:
+        if self.frames >= self.next_log or force_log:
+            self._log()
+            while self.next_log <= self.frames:
+                self.next_log += self.config.log_every
+        if self.next_eval is not None and self.frames >= self.next_eval:
+            self.evaluate()
+            while self.next_eval <= self.frames:
+                self.next_eval += self.config.eval_every
+
+    def _log(self) -> None:
+        now = time.perf_counter()
+        elapsed = max(now - self._last_log_time, 1e-9)
+        row: dict[str, float] = {"learner_steps": self.learner.steps, "episodes": self.episodes}
+        eps = self._acc_episodes
+        if eps:
+            row["charts/episodic_return"] = float(np.mean([e.episode_return for e in eps]))
+            row["charts/episodic_return_max"] = float(np.max([e.episode_return for e in eps]))
+            row["charts/episode_length"] = float(np.mean([e.length for e in eps]))
+            lams = np.array([e.lam for e in eps], dtype=np.float64)
+            for i, name in enumerate(self.index_names):
+                row[f"meta/{name}_mean"] = float(lams[:, i].mean())
+                row[f"meta/{name}_std"] = float(lams[:, i].std())
+        for key, values in self._acc_loss.items():
+            row[key] = float(np.mean(values))
+        row["perf/policy_lag"] = float(np.mean(self._lag)) if self._lag else 0.0
+        row["perf/replay_size"] = len(self.collector)
+        row["perf/fps"] = (self.frames - self._last_log_frames) / elapsed
+        row["perf/learner_steps_per_s"] = (self.learner.steps - self._last_log_steps) / elapsed
+        for phase, seconds in self._timers.items():
+            row[f"perf/{phase}_share"] = seconds / elapsed
+        self.writer.write(self.frames, row)
+        self.writer.flush()
+        self._acc_loss.clear()
+        self._acc_episodes = []
+        self._lag = []
+        self._timers.clear()
+        self._last_log_time, self._last_log_frames = now, self.frames
+        self._last_log_steps = self.learner.steps
+
+    def evaluation_controller(self):
+        """A copy of actor 0's E to draw evaluation λ from (never updated by evaluation)."""
+        cfg = self.config
+        controller = build_controller(cfg, cfg.seed + 104_729)
+        state = self.controller_state()
+        if state is not None:
+            controller.load_state_dict(state)
+        return controller
+
+    def evaluate(self, name: str | None = None, episodes: int | None = None) -> dict:
+        start = time.perf_counter()
+        net = self.learner.net
+        device = next(net.parameters()).device
+        if device.type != "cpu":
+            import copy
+
+            net = copy.deepcopy(net).cpu()
+        controller = self.evaluation_controller()
+        seed = self.config.seed + 1_000_003  # evaluation envs never share seeds with actors
+        results = play_episodes(
+            net, self.env_config, self.config.policy_space, controller.sample,
+            episodes or self.config.eval_episodes, seed,
+        )
+        name = name or f"frames_{self.frames:012d}"
+        write_eval_file(
+            self.run_dir, name, checkpoint=name, frames=self.frames, env=self.config.env,
+            policy=POLICY_DESCRIPTION, seed=seed, episodes=results,
+        )
+        mean_return = float(np.mean([r["return"] for r in results]))
+        self.writer.write(self.frames, {"eval/mean_return": mean_return,
+                                        "eval/episodes": len(results)})
+        self._timers["eval"] += time.perf_counter() - start
+        return {"mean_return": mean_return, "episodes": results}
+
+    def checkpoint_due(self) -> bool:
+        return time.monotonic() - self._last_checkpoint_time >= self.config.checkpoint_every_s
+
+    def save(self) -> Path:
+        payload = {
+            "config": self.config.to_dict(),
+            "frames": self.frames,
+            "learner": self.learner.state_dict(),
+            "trainer": {
+                "episodes": self.episodes,
+                "next_log": self.next_log,
+                "next_eval": self.next_eval,
+                "acc_loss": dict(self._acc_loss),
+                "acc_episodes": self._acc_episodes,
+                "lag": self._lag,
+                "recent_returns": self.recent_returns,
+                "last_log_frames": self._last_log_frames,
+                "last_log_steps": self._last_log_steps,
+            },
+            "torch_rng": torch.get_rng_state(),
+            **self.checkpoint_extra(),
+        }
+        self.writer.flush()
+        path = save_checkpoint(self.run_dir, self.frames, payload, self.config.keep_checkpoints)
+        self._last_checkpoint_time = time.monotonic()
+        return path
+
+    def restore(self, payload: dict) -> None:
+        self.frames = payload["frames"]
+        self.learner.load_state_dict(payload["learner"])
+        t = payload["trainer"]
+        self.episodes, self.next_log, self.next_eval = t["episodes"], t["next_log"], t["next_eval"]
+        self._acc_loss = defaultdict(list, t["acc_loss"])
+        self._acc_episodes = list(t["acc_episodes"])
+        self._lag = list(t["lag"])
+        self.recent_returns = list(t["recent_returns"])
+        self._last_log_frames, self._last_log_steps = t["last_log_frames"], t["last_log_steps"]
+        torch.set_rng_state(payload["torch_rng"])
+        if "collector" in payload:
+            self.collector.load_state_dict(payload["collector"])
+        # Actors act with the restored parameters from their first step.
+        self.server.push(self.learner.net, self.learner.steps)
+
+    def close(self) -> None:
+        self.writer.close()
