@@ -46,12 +46,16 @@ def _as_param(name: str, value: torch.Tensor | float, like: torch.Tensor) -> tor
     value = torch.as_tensor(value, dtype=like.dtype, device=like.device)
     lead = like.shape[:-1]
     try:
-        torch.broadcast_shapes(value.shape, lead)
+        broadcast = torch.broadcast_shapes(value.shape, lead)
     except RuntimeError:
+        broadcast = None
+    # Broadcasting must not grow the advantages' leading shape: a λ of shape [B, 1] against
+    # advantages [B, A] would otherwise broadcast to [B, B, A] and silently mix rows.
+    if broadcast != lead:
         raise ValueError(
-            f"{name} has shape {tuple(value.shape)}, which does not broadcast against the "
+            f"{name} has shape {tuple(value.shape)}, which does not broadcast to the "
             f"advantages' leading shape {tuple(lead)} (one λ per row of [..., A])"
-        ) from None
+        )
     return value
 
 

@@ -1,0 +1,355 @@
+"""The GDI learner loss: operator T of Algorithm 1 for GDI-I³ (one parameter family) and GDI-H³
+(two families).
+
+Paper: App. "Algorithm Pseudocode" (Algorithms GDI-I³ and GDI-H³; Eq. "i3/h3 casa equ" for
+Q = Ā + V, Eq. "i3/h3 soft entropy" for π_λ), App. "Background on RL" (V-trace for V and the
+policy gradient, Retrace for Q), App. "Hyperparameters" (reward shapes, ξ, α, β, c̄, ρ̄, no
+entropy regularization). The function is pure: ``loss(outputs, batch, config) -> (loss,
+metrics)``; the learner holds the optimizer and calls it. Naming convention: see
+``gdi.learning.vtrace``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import torch
+
+from gdi.learning.dueling import dueling_q
+from gdi.learning.retrace import retrace
+from gdi.learning.shaping import REWARD_SHAPES
+from gdi.learning.vtrace import check_time_major, vtrace
+from gdi.policy_space import POLICY_SPACES, PolicySpace
+
+__all__ = ["LossBatch", "LossConfig", "LossOutputs", "loss"]
+
+#: Number of parameter families a loss supports: 1 (GDI-I: A₁ = A₂) or 2 (GDI-H: θ₁, θ₂).
+MAX_FAMILIES = 2
+
+
+@dataclass(frozen=True)
+class LossConfig:
+    """Hyperparameters of the GDI loss; defaults are the paper's GDI-I³ row (App.
+    "Hyperparameters")."""
+
+    policy_space: str = "soft_entropy"
+    """Name in gdi.policy_space.POLICY_SPACES of the family π_λ the actors sampled from."""
+    reward_shapes: tuple[str, ...] = ("log",)
+    """One reward shape per parameter family: ("log",) for GDI-I³, ("log", "root") for GDI-H³."""
+    clip_rho: float = 1.05
+    """ρ̄: truncation of the V-trace importance weight (paper: 1.05)."""
+    clip_c: float = 1.05
+    """c̄: truncation of the V-trace and Retrace trace coefficients (paper: 1.05)."""
+    clip_pg_rho: float | None = None
+    """Truncation of ρ in the policy-gradient advantage; None uses clip_rho."""
+    value_loss_scale: float = 1.0
+    """ξ, weight of the V-trace value loss (paper: 1.0)."""
+    q_loss_scale: float = 10.0
+    """α, weight of the Retrace Q loss (paper: 10.0)."""
+    pg_loss_scale: float = 10.0
+    """β, weight of the policy-gradient loss (paper: 10.0)."""
+    entropy_scale: float = 0.0
+    """Weight of the entropy bonus; the paper uses none (0.0), operator-view presets may."""
+    aux_loss_scale: float = 1.0
+    """Weight of the auxiliary forward/inverse dynamics losses (the paper gives none: 1.0)."""
+
+    def __post_init__(self) -> None:
+        if self.policy_space not in POLICY_SPACES:
+            raise ValueError(
+                f"policy_space: unknown policy space {self.policy_space!r}; allowed: "
+                f"{', '.join(sorted(POLICY_SPACES))}"
+            )
+        shapes = self.reward_shapes
+        if isinstance(shapes, str) or not isinstance(shapes, tuple | list):
+            raise ValueError(
+                f"reward_shapes: must be a tuple of shape names, one per parameter family, "
+                f"e.g. ('log',) or ('log', 'root'); got {shapes!r}"
+            )
+        object.__setattr__(self, "reward_shapes", tuple(shapes))  # a list from JSON is fine
+        if not 1 <= len(self.reward_shapes) <= MAX_FAMILIES:
+            raise ValueError(
+                f"reward_shapes: one shape per parameter family, and there are 1 (GDI-I) or "
+                f"{MAX_FAMILIES} (GDI-H) families; got {len(self.reward_shapes)}: "
+                f"{self.reward_shapes!r}"
+            )
+        for name in self.reward_shapes:
+            if name not in REWARD_SHAPES:
+                raise ValueError(
+                    f"reward_shapes: unknown reward shape {name!r}; allowed: "
+                    f"{', '.join(sorted(REWARD_SHAPES))}"
+                )
+        clips = {"clip_rho": self.clip_rho, "clip_c": self.clip_c}
+        if self.clip_pg_rho is not None:
+            clips["clip_pg_rho"] = self.clip_pg_rho
+        for field, value in clips.items():
+            if isinstance(value, bool) or not isinstance(value, int | float) or not value >= 0:
+                raise ValueError(
+                    f"{field}: an importance-weight truncation must be a number >= 0 "
+                    f"(float('inf') for none), got {value!r}"
+                )
+        scales = {
+            "value_loss_scale": self.value_loss_scale,
+            "q_loss_scale": self.q_loss_scale,
+            "pg_loss_scale": self.pg_loss_scale,
+            "entropy_scale": self.entropy_scale,
+            "aux_loss_scale": self.aux_loss_scale,
+        }
+        for field, value in scales.items():
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, int | float)
+                or not math.isfinite(value)
+                or value < 0
+            ):
+                raise ValueError(
+                    f"{field}: a loss weight must be a finite number >= 0, got {value!r}"
+                )
+
+    @property
+    def num_families(self) -> int:
+        """F: the number of parameter families, one per reward shape."""
+        return len(self.reward_shapes)
+
+
+class LossBatch(NamedTuple):
+    """What the actors recorded, time-major over the T learning steps (burn-in removed)."""
+
+    actions: torch.Tensor  # [T, B] int64 a_t
+    rewards: torch.Tensor  # [T, B] raw environment rewards; shaped inside the loss per family
+    discounts: torch.Tensor  # [T, B] γ·(1 − done_t)
+    behavior_log_probs: torch.Tensor  # [T, B] log μ(a_t | x_t) recorded by the actor
+    lambdas: torch.Tensor  # [T, B, k] λ step t was acted with; the target policy is π_λ with it
+
+
+class LossOutputs(NamedTuple):
+    """What the learner's network produced for the batch (after burn-in)."""
+
+    adv: torch.Tensor  # [F, T+1, B, A] advantages per family; index T is the bootstrap state
+    value: torch.Tensor  # [F, T+1, B] state values per family
+    aux_losses: dict[str, torch.Tensor]  # reduced scalar auxiliary losses (may be empty)
+
+
+def _check_inputs(
+    outputs: LossOutputs, batch: LossBatch, config: LossConfig, space: PolicySpace
+) -> None:
+    """Ranks, shapes and dtypes of every input, each error naming its argument."""
+    actions = batch.actions
+    if not isinstance(actions, torch.Tensor) or actions.dim() != 2:
+        shape = tuple(actions.shape) if isinstance(actions, torch.Tensor) else type(actions)
+        raise ValueError(f"batch.actions must be time-major with rank 2 [T, B], got {shape}")
+    if actions.dtype != torch.int64:
+        raise ValueError(f"batch.actions must be int64, got dtype {actions.dtype}")
+    shape = tuple(actions.shape)
+    num_steps, batch_size = shape
+    if num_steps < 1:
+        raise ValueError(f"batch.actions must have at least one time step, got shape {shape}")
+    check_time_major("batch.rewards", batch.rewards, shape)
+    check_time_major("batch.discounts", batch.discounts, shape)
+    check_time_major("batch.behavior_log_probs", batch.behavior_log_probs, shape)
+    lambdas = batch.lambdas
+    if not isinstance(lambdas, torch.Tensor) or tuple(lambdas.shape) != (*shape, space.dim):
+        got = tuple(lambdas.shape) if isinstance(lambdas, torch.Tensor) else type(lambdas)
+        raise ValueError(
+            f"batch.lambdas must have shape [T, B, k] = {(*shape, space.dim)} for the "
+            f"{space.name!r} policy space ({', '.join(space.index_names)}), got {got}"
+        )
+
+    num_families = config.num_families
+    adv, value = outputs.adv, outputs.value
+    if not isinstance(adv, torch.Tensor) or adv.dim() != 4:
+        got = tuple(adv.shape) if isinstance(adv, torch.Tensor) else type(adv)
+        raise ValueError(f"outputs.adv must have rank 4 [F, T+1, B, A], got {got}")
+    if adv.shape[0] != num_families:
+        raise ValueError(
+            f"outputs.adv has {adv.shape[0]} parameter families (axis 0) but config.reward_shapes "
+            f"names {num_families} ({config.reward_shapes!r}); give one reward shape per family"
+        )
+    if tuple(adv.shape[1:3]) != (num_steps + 1, batch_size):
+        raise ValueError(
+            f"outputs.adv must have shape [F, T+1, B, A] with T+1 = {num_steps + 1} (index T is "
+            f"the bootstrap state after the last learning step) and B = {batch_size}, got "
+            f"{tuple(adv.shape)}"
+        )
+    if not adv.is_floating_point():
+        raise ValueError(f"outputs.adv must be a floating-point tensor, got dtype {adv.dtype}")
+    expected_value_shape = tuple(adv.shape[:3])
+    if not isinstance(value, torch.Tensor) or tuple(value.shape) != expected_value_shape:
+        got = tuple(value.shape) if isinstance(value, torch.Tensor) else type(value)
+        raise ValueError(
+            f"outputs.value must have shape [F, T+1, B] = {expected_value_shape}, got {got}"
+        )
+    if not value.is_floating_point():
+        raise ValueError(f"outputs.value must be a floating-point tensor, got dtype {value.dtype}")
+    num_actions = adv.shape[-1]
+    if bool((actions < 0).any()) or bool((actions >= num_actions).any()):
+        raise ValueError(
+            f"batch.actions must be in [0, {num_actions}) (A = outputs.adv.shape[-1]), got "
+            f"values in [{int(actions.min())}, {int(actions.max())}]"
+        )
+    for name, aux in outputs.aux_losses.items():
+        if not isinstance(aux, torch.Tensor) or aux.dim() != 0:
+            got = tuple(aux.shape) if isinstance(aux, torch.Tensor) else type(aux)
+            raise ValueError(f"outputs.aux_losses[{name!r}] must be a scalar tensor, got {got}")
+
+
+def _policy_entropy(log_probs: torch.Tensor, probs: torch.Tensor | None = None) -> torch.Tensor:
+    """H(π) = −Σ_a π(a) log π(a) over the last axis; 0·log 0 = 0 (ε-greedy has π(a) = 0).
+
+    ``probs`` is ``log_probs.exp()`` when the caller already has it.
+    """
+    if probs is None:
+        probs = log_probs.exp()
+    safe_log_probs = torch.where(probs > 0, log_probs, torch.zeros_like(log_probs))
+    return -(probs * safe_log_probs).sum(dim=-1)
+
+
+def _taken(per_action: torch.Tensor, actions: torch.Tensor) -> torch.Tensor:
+    """``per_action[t, b, actions[t, b]]``: ``[T, B, A]`` → ``[T, B]``."""
+    return per_action.gather(-1, actions.unsqueeze(-1)).squeeze(-1)
+
+
+def loss(
+    outputs: LossOutputs, batch: LossBatch, config: LossConfig
+) -> tuple[torch.Tensor, dict[str, float]]:
+    """The GDI loss ξ·L_V + α·L_Q + β·L_π − entropy_scale·H(π) + aux_loss_scale·Σ L_aux.
+
+    For the T learning steps, with A₁ = ``adv[0]`` and A₂ = ``adv[F−1]`` (GDI-I: A₁ = A₂):
+
+    * target policy π = π_λ(A₁, A₂) of ``config.policy_space`` with the λ each step was acted
+      with (Eq. "soft entropy"); log ρ_t = log π(a_t) − log μ(a_t), detached;
+    * for each family k, its own shaped rewards r_k = shape_k(r) and:
+      Q_k = Ā_k + V_k with Ā_k = A_k − E_π[A_k], π detached (Eq. "casa equ");
+      V-trace (v_s, ρ_s δ) from (log ρ, γ_t, r_k, V_k, V_k(x_T));
+      Retrace target G from (log ρ, γ_t, r_k, Q_k(x_t, a_t), E_π Q_k(x_t, ·) = V_k(x_t), V_k(x_T));
+      L_V,k = ½(v_s − V_k)², L_Q,k = ½(G − Q_k(x_t, a_t))², L_π,k = −ρ_s δ · log π_k(a_t);
+    * means over T×B, sums over families.
+
+    log π_k is π_λ with the *other* family's advantages detached (GDI-H³: "update θ₁, θ₂ via
+    policy gradient and policy evaluation, respectively"), so each family's policy gradient
+    reaches only its own parameters; see docs/paper-choices.md. Targets (v_s, ρ_s δ, G) never
+    carry gradient. ``adv[:, T]`` is never read: the bootstrap state needs only V_k(x_T).
+
+    Returns:
+      ``(total_loss, metrics)``: a scalar tensor to backpropagate, and floats named
+      ``losses/*`` and ``stats/*``; per-family quantities appear as ``<name>_f1``,
+      ``<name>_f2`` and as ``<name>`` (losses: sum over families; stats: mean).
+    """
+    space = POLICY_SPACES[config.policy_space]
+    _check_inputs(outputs, batch, config, space)
+    num_families = config.num_families
+    num_steps = batch.actions.shape[0]
+    actions = batch.actions
+
+    # Index T of adv is the bootstrap state: not needed, since E_π Q(x_T, ·) = V(x_T).
+    adv = outputs.adv[:, :num_steps]  # [F, T, B, A]
+    values = outputs.value[:, :num_steps]  # [F, T, B]
+    bootstrap_values = outputs.value[:, num_steps]  # [F, B]
+
+    # log π_k: π_λ with gradient to family k's advantages only (F = 1: A₁ = A₂, one family).
+    if num_families == 1:
+        family_log_policies = [space.log_probs(adv[0], adv[0], batch.lambdas)]
+    else:
+        family_log_policies = [
+            space.log_probs(adv[0], adv[1].detach(), batch.lambdas),
+            space.log_probs(adv[0].detach(), adv[1], batch.lambdas),
+        ]
+    target_log_policy = family_log_policies[0].detach()  # the same π_λ for every family
+    target_policy = target_log_policy.exp()
+    log_rhos = _taken(target_log_policy, actions) - batch.behavior_log_probs.detach()
+
+    # Entropy of the joint π_λ; with gradient to both families only when it is in the loss.
+    if config.entropy_scale > 0 and num_families > 1:
+        entropy = _policy_entropy(space.log_probs(adv[0], adv[1], batch.lambdas)).mean()
+    elif config.entropy_scale > 0:
+        entropy = _policy_entropy(family_log_policies[0]).mean()
+    else:
+        entropy = _policy_entropy(target_log_policy, target_policy).mean()
+
+    metrics: dict[str, torch.Tensor] = {}
+    value_losses, q_losses, policy_losses, vs_means, q_target_means = [], [], [], [], []
+    for family in range(num_families):
+        suffix = f"_f{family + 1}"
+        shaped_rewards = REWARD_SHAPES[config.reward_shapes[family]](batch.rewards)
+        value = values[family]
+        bootstrap_value = bootstrap_values[family].detach()
+
+        vtrace_returns = vtrace(
+            log_rhos,
+            batch.discounts,
+            shaped_rewards,
+            value.detach(),
+            bootstrap_value,
+            clip_rho=config.clip_rho,
+            clip_c=config.clip_c,
+            clip_pg_rho=config.clip_pg_rho,
+        )
+
+        q_values = dueling_q(adv[family], value, target_policy)  # π detached inside Ā
+        q_taken = _taken(q_values, actions)
+        # E_π[Q(x, ·)] = Σ_a π(a)(A(a) − Σ_b π(b) A(b) + V) = E_π[A] − E_π[A]·Σ_a π(a) + V = V,
+        # because Σ_a π(a) = 1: the dueling V is exactly the expected Q that Retrace needs.
+        q_targets = retrace(
+            log_rhos,
+            batch.discounts,
+            shaped_rewards,
+            q_taken.detach(),
+            value.detach(),
+            bootstrap_value,
+            clip_c=config.clip_c,
+        )
+
+        value_loss = 0.5 * (vtrace_returns.vs - value).pow(2).mean()
+        q_loss = 0.5 * (q_targets - q_taken).pow(2).mean()
+        log_policy_taken = _taken(family_log_policies[family], actions)
+        pg_advantages = vtrace_returns.pg_advantages
+        # ρ = 0 where π(a_t) = 0 (possible for ε-greedy): the term is 0, not 0·(−inf) = NaN.
+        policy_loss = -torch.where(
+            pg_advantages == 0, torch.zeros_like(pg_advantages), pg_advantages * log_policy_taken
+        ).mean()
+
+        value_losses.append(value_loss)
+        q_losses.append(q_loss)
+        policy_losses.append(policy_loss)
+        vs_means.append(vtrace_returns.vs.mean())
+        q_target_means.append(q_targets.mean())
+        metrics[f"losses/value{suffix}"] = value_loss
+        metrics[f"losses/q{suffix}"] = q_loss
+        metrics[f"losses/policy{suffix}"] = policy_loss
+        metrics[f"stats/vs_mean{suffix}"] = vs_means[-1]
+        metrics[f"stats/q_target_mean{suffix}"] = q_target_means[-1]
+
+    total_value_loss = torch.stack(value_losses).sum()
+    total_q_loss = torch.stack(q_losses).sum()
+    total_policy_loss = torch.stack(policy_losses).sum()
+    total = (
+        config.value_loss_scale * total_value_loss
+        + config.q_loss_scale * total_q_loss
+        + config.pg_loss_scale * total_policy_loss
+        - config.entropy_scale * entropy
+    )
+    for name, aux in outputs.aux_losses.items():
+        total = total + config.aux_loss_scale * aux
+        metrics[f"losses/aux/{name}"] = aux
+
+    importance_weights = log_rhos.exp()
+    metrics.update(
+        {
+            "losses/value": total_value_loss,
+            "losses/q": total_q_loss,
+            "losses/policy": total_policy_loss,
+            "losses/entropy": entropy,
+            "losses/total": total,
+            "stats/vs_mean": torch.stack(vs_means).mean(),
+            "stats/q_target_mean": torch.stack(q_target_means).mean(),
+            "stats/rho_mean": importance_weights.mean(),
+            "stats/rho_clipped_frac": (importance_weights > config.clip_rho)
+            .to(importance_weights.dtype)
+            .mean(),
+        }
+    )
+    # One device-to-host transfer for all metrics.
+    names = list(metrics)
+    numbers = torch.stack([metrics[name].detach().to(total.dtype) for name in names]).tolist()
+    return total, dict(zip(names, numbers, strict=True))

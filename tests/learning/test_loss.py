@@ -1,0 +1,495 @@
+"""The GDI loss: a float-by-float reference from the paper, the gradient contract, checks."""
+
+import math
+from dataclasses import replace
+
+import pytest
+import torch
+
+from gdi.learning import LossBatch, LossConfig, LossOutputs, loss
+from tests.learning.test_retrace import retrace_reference
+from tests.learning.test_vtrace import vtrace_reference
+
+DTYPE = torch.float64
+SHAPES = {
+    "log": lambda r: math.log(abs(r) + 1.0) * (2.0 if r >= 0 else -1.0),
+    "root": lambda r: math.copysign(1.0, r) * ((abs(r) + 1.0) ** 0.25 - 1.0) * (r != 0) + 0.001 * r,
+    "none": lambda r: r,
+}
+
+
+def make_case(num_families, num_steps=5, batch_size=3, num_actions=4, seed=0):
+    """Random outputs and batch with λ at the edges (ε ∈ {0, 1}, 1/τ = 0) and an episode end."""
+    generator = torch.Generator().manual_seed(seed)
+
+    def normal(*shape, scale=1.0):
+        return scale * torch.randn(*shape, generator=generator, dtype=DTYPE)
+
+    def uniform(*shape, high=1.0):
+        return high * torch.rand(*shape, generator=generator, dtype=DTYPE)
+
+    adv = normal(num_families, num_steps + 1, batch_size, num_actions, scale=1.5)
+    value = normal(num_families, num_steps + 1, batch_size)
+    lambdas = torch.stack(
+        [
+            uniform(num_steps, batch_size, high=3.0),
+            uniform(num_steps, batch_size, high=3.0),
+            uniform(num_steps, batch_size),
+        ],
+        dim=-1,
+    )
+    lambdas[0, 0] = torch.tensor([2.0, 1.0, 0.0], dtype=DTYPE)  # pure exploitation component
+    lambdas[1, 1] = torch.tensor([0.0, 1.0, 1.0], dtype=DTYPE)  # pure uniform exploration
+    actions = torch.randint(0, num_actions, (num_steps, batch_size), generator=generator)
+    behavior_logits = normal(num_steps, batch_size, num_actions)
+    behavior_log_probs = torch.log_softmax(behavior_logits, -1).gather(-1, actions[..., None])[
+        ..., 0
+    ]
+    discounts = torch.full((num_steps, batch_size), 0.97, dtype=DTYPE)
+    discounts[2, 2] = 0.0
+    batch = LossBatch(
+        actions=actions,
+        rewards=normal(num_steps, batch_size, scale=3.0),
+        discounts=discounts,
+        behavior_log_probs=behavior_log_probs,
+        lambdas=lambdas,
+    )
+    outputs = LossOutputs(
+        adv=adv.requires_grad_(True), value=value.requires_grad_(True), aux_losses={}
+    )
+    return outputs, batch
+
+
+def naive_policy(adv1, adv2, lam):
+    """ε·softmax(A₁/τ₁) + (1−ε)·softmax(A₂/τ₂), one state, in Python floats."""
+    inv_tau1, inv_tau2, eps = lam
+
+    def softmax(x):
+        m = max(x)
+        e = [math.exp(v - m) for v in x]
+        return [v / sum(e) for v in e]
+
+    p1 = softmax([inv_tau1 * a for a in adv1])
+    p2 = softmax([inv_tau2 * a for a in adv2])
+    return [eps * x + (1 - eps) * y for x, y in zip(p1, p2, strict=True)]
+
+
+def reference_loss(outputs, batch, config):
+    """The loss written from the paper, state by state, in Python floats."""
+    num_families, _, batch_size, num_actions = outputs.adv.shape
+    num_steps = batch.actions.shape[0]
+    adv, value = outputs.adv.detach(), outputs.value.detach()
+    pi = [
+        [
+            naive_policy(
+                adv[0, t, b].tolist(), adv[-1, t, b].tolist(), batch.lambdas[t, b].tolist()
+            )
+            for b in range(batch_size)
+        ]
+        for t in range(num_steps)
+    ]
+    log_rhos = torch.tensor(
+        [
+            [
+                math.log(pi[t][b][int(batch.actions[t, b])]) - float(batch.behavior_log_probs[t, b])
+                for b in range(batch_size)
+            ]
+            for t in range(num_steps)
+        ],
+        dtype=DTYPE,
+    )
+    metrics = {}
+    totals = {"value": 0.0, "q": 0.0, "policy": 0.0}
+    for k in range(num_families):
+        shape = SHAPES[config.reward_shapes[k]]
+        rewards = batch.rewards.clone().apply_(shape)
+        q = torch.zeros(num_steps, batch_size, num_actions, dtype=DTYPE)
+        for t in range(num_steps):
+            for b in range(batch_size):
+                mean_adv = sum(p * a for p, a in zip(pi[t][b], adv[k, t, b].tolist(), strict=True))
+                q[t, b] = adv[k, t, b] - mean_adv + value[k, t, b]
+        q_taken = q.gather(-1, batch.actions[..., None])[..., 0]
+        expected_q = (torch.tensor(pi, dtype=DTYPE) * q).sum(-1)  # computed, not assumed = V
+        vs, pg = vtrace_reference(
+            log_rhos,
+            batch.discounts,
+            rewards,
+            value[k, :num_steps],
+            value[k, num_steps],
+            config.clip_rho,
+            config.clip_c,
+            config.clip_pg_rho,
+        )
+        # E_π Q(x_T, ·) needs π at x_T, whose λ is not in the batch; it equals V(x_T) (see
+        # test_dueling.test_expected_q_under_pi_is_value).
+        g = retrace_reference(
+            log_rhos,
+            batch.discounts,
+            rewards,
+            q_taken,
+            expected_q,
+            value[k, num_steps],
+            config.clip_c,
+        )
+        log_pi_taken = (
+            torch.tensor(pi, dtype=DTYPE).log().gather(-1, batch.actions[..., None])[..., 0]
+        )
+        family = {
+            "value": float((0.5 * (vs - value[k, :num_steps]) ** 2).mean()),
+            "q": float((0.5 * (g - q_taken) ** 2).mean()),
+            "policy": float((-pg * log_pi_taken).mean()),
+        }
+        for name, number in family.items():
+            metrics[f"losses/{name}_f{k + 1}"] = number
+            totals[name] += number
+        metrics[f"stats/vs_mean_f{k + 1}"] = float(vs.mean())
+    entropy = -sum(p * math.log(p) for row in pi for probs in row for p in probs if p > 0)
+    entropy /= num_steps * batch_size
+    total = (
+        config.value_loss_scale * totals["value"]
+        + config.q_loss_scale * totals["q"]
+        + config.pg_loss_scale * totals["policy"]
+        - config.entropy_scale * entropy
+    )
+    metrics.update({f"losses/{name}": number for name, number in totals.items()})
+    metrics["losses/entropy"] = entropy
+    metrics["losses/total"] = total
+    metrics["stats/rho_mean"] = float(log_rhos.exp().mean())
+    metrics["stats/rho_clipped_frac"] = float((log_rhos.exp() > config.clip_rho).double().mean())
+    return total, metrics
+
+
+# ---- layer 1: reference ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "config",
+    [
+        LossConfig(),
+        LossConfig(clip_rho=1.3, clip_c=0.8, clip_pg_rho=1.0, entropy_scale=0.01),
+        LossConfig(reward_shapes=("log", "root")),
+        LossConfig(reward_shapes=("root", "none"), clip_rho=0.9, clip_c=1.2, value_loss_scale=0.5),
+    ],
+    ids=["gdi-i3", "gdi-i3-clips", "gdi-h3", "gdi-h3-clips"],
+)
+def test_matches_reference(config):
+    outputs, batch = make_case(config.num_families)
+    total, metrics = loss(outputs, batch, config)
+    expected_total, expected_metrics = reference_loss(outputs, batch, config)
+    assert 0 < expected_metrics["stats/rho_clipped_frac"] < 1  # some ρ above ρ̄, some below
+    assert total.item() == pytest.approx(expected_total, rel=1e-9)
+    for name, number in expected_metrics.items():
+        assert metrics[name] == pytest.approx(number, rel=1e-9, abs=1e-12), name
+
+
+def test_metrics_are_namespaced_floats():
+    outputs, batch = make_case(2)
+    outputs = outputs._replace(aux_losses={"forward": torch.tensor(0.5, dtype=DTYPE)})
+    total, metrics = loss(outputs, batch, LossConfig(reward_shapes=("log", "root")))
+    per_family = {
+        f"{n}_f{k}"
+        for n in (
+            "losses/value",
+            "losses/q",
+            "losses/policy",
+            "stats/vs_mean",
+            "stats/q_target_mean",
+        )
+        for k in (1, 2)
+    }
+    assert set(metrics) == per_family | {
+        "losses/value",
+        "losses/q",
+        "losses/policy",
+        "losses/entropy",
+        "losses/aux/forward",
+        "losses/total",
+        "stats/vs_mean",
+        "stats/q_target_mean",
+        "stats/rho_mean",
+        "stats/rho_clipped_frac",
+    }
+    assert all(type(number) is float for number in metrics.values())
+    assert metrics["losses/total"] == pytest.approx(total.item())
+    assert metrics["losses/value"] == pytest.approx(
+        metrics["losses/value_f1"] + metrics["losses/value_f2"]
+    )
+
+
+# ---- layer 2: a tiny case by hand ------------------------------------------------------------
+
+
+def test_one_step_one_family_by_hand():
+    # T = 1, B = 1, two actions, A = (0, 0) so π_λ is uniform for any λ: π = (½, ½).
+    # μ(a_0 = 0) = ¼ → ρ = 2, truncated to ρ̄ = c̄ = 1.05 (irrelevant for T = 1's c).
+    # Raw reward 1 → log shape 2·log 2. γ = 0.5, V(x_0) = 1, V(x_1) = 4.
+    # v_0 = V + ρ̄ (r + γ V(x_1) − V) = 1 + 1.05·(2 log 2 + 2 − 1)
+    # G_0 = r + γ V(x_1) = 2 log 2 + 2;  Q(x_0, a_0) = Ā + V = 0 + 1 = 1
+    # pg_0 = ρ̄ (r + γ v_1 − V) with v_1 = V(x_1): = 1.05·(2 log 2 + 1);  log π(a_0) = log ½
+    nan = float("nan")
+    outputs = LossOutputs(
+        adv=torch.tensor([[[[0.0, 0.0]], [[nan, nan]]]], dtype=DTYPE, requires_grad=True),
+        value=torch.tensor([[[1.0], [4.0]]], dtype=DTYPE, requires_grad=True),
+        aux_losses={"inverse": torch.tensor(0.25, dtype=DTYPE)},
+    )
+    batch = LossBatch(
+        actions=torch.tensor([[0]]),
+        rewards=torch.tensor([[1.0]], dtype=DTYPE),
+        discounts=torch.tensor([[0.5]], dtype=DTYPE),
+        behavior_log_probs=torch.tensor([[math.log(0.25)]], dtype=DTYPE),
+        lambdas=torch.tensor([[[1.0, 2.0, 0.3]]], dtype=DTYPE),
+    )
+    td = 2 * math.log(2) + 1.0
+    value_loss = 0.5 * (1.05 * td) ** 2
+    q_loss = 0.5 * (2 * math.log(2) + 2.0 - 1.0) ** 2
+    policy_loss = -1.05 * td * math.log(0.5)
+    entropy = math.log(2)
+    config = LossConfig(entropy_scale=0.1, aux_loss_scale=2.0)
+    expected = 1.0 * value_loss + 10.0 * q_loss + 10.0 * policy_loss - 0.1 * entropy + 2.0 * 0.25
+    total, metrics = loss(outputs, batch, config)
+    assert total.item() == pytest.approx(expected, rel=1e-12)
+    assert metrics["losses/aux/inverse"] == 0.25
+    assert metrics["stats/rho_mean"] == pytest.approx(2.0)
+    assert metrics["stats/rho_clipped_frac"] == 1.0
+    total.backward()  # the NaN advantages at the bootstrap state are never read
+    assert torch.isfinite(outputs.adv.grad).all() and torch.isfinite(outputs.value.grad).all()
+
+
+# ---- layer 3: the gradient contract and other properties -------------------------------------
+
+
+def naive_log_policy(adv1, adv2, lambdas):
+    inv_tau1, inv_tau2, eps = lambdas.unbind(-1)
+    return torch.log(
+        eps[..., None] * torch.softmax(inv_tau1[..., None] * adv1, -1)
+        + (1 - eps[..., None]) * torch.softmax(inv_tau2[..., None] * adv2, -1)
+    )
+
+
+@pytest.mark.parametrize("reward_shapes", [("log",), ("log", "root")])
+def test_gradient_only_through_the_online_values(reward_shapes):
+    """Same gradient as the loss whose targets are constants: none flows through a target."""
+    config = LossConfig(reward_shapes=reward_shapes, clip_rho=1.2, clip_c=0.9)
+    outputs, batch = make_case(config.num_families, seed=1)
+    total, _ = loss(outputs, batch, config)
+    adv_grad, value_grad = torch.autograd.grad(total, [outputs.adv, outputs.value])
+
+    # The loss again, with every target computed from detached copies by the references.
+    num_steps = batch.actions.shape[0]
+    adv, value = outputs.adv, outputs.value
+    a1, a2 = adv[0, :num_steps], adv[-1, :num_steps]
+    pi = naive_log_policy(a1, a2, batch.lambdas).exp().detach()
+    take = batch.actions[..., None]
+    log_rhos = pi.log().gather(-1, take)[..., 0] - batch.behavior_log_probs
+    expected_total = 0.0
+    for k in range(config.num_families):
+        rewards = batch.rewards.clone().apply_(SHAPES[reward_shapes[k]])
+        v = value[k, :num_steps]
+        q_taken = (
+            adv[k, :num_steps] - (pi * adv[k, :num_steps]).sum(-1, keepdim=True) + v[..., None]
+        ).gather(-1, take)[..., 0]
+        vs, pg = vtrace_reference(
+            log_rhos, batch.discounts, rewards, v.detach(), value[k, num_steps].detach(), 1.2, 0.9
+        )
+        g = retrace_reference(
+            log_rhos,
+            batch.discounts,
+            rewards,
+            q_taken.detach(),
+            v.detach(),
+            value[k, num_steps].detach(),
+            0.9,
+        )
+        if config.num_families == 1:
+            log_pi = naive_log_policy(a1, a1, batch.lambdas)
+        elif k == 0:
+            log_pi = naive_log_policy(a1, a2.detach(), batch.lambdas)
+        else:
+            log_pi = naive_log_policy(a1.detach(), a2, batch.lambdas)
+        expected_total = (
+            expected_total
+            + 0.5 * ((vs - v) ** 2).mean()
+            + 10.0 * 0.5 * ((g - q_taken) ** 2).mean()
+            - 10.0 * (pg * log_pi.gather(-1, take)[..., 0]).mean()
+        )
+    expected_adv_grad, expected_value_grad = torch.autograd.grad(expected_total, [adv, value])
+    torch.testing.assert_close(adv_grad, expected_adv_grad)
+    torch.testing.assert_close(value_grad, expected_value_grad)
+    # Gradient reaches V(x_t) and A(x_t, ·) on the learning steps, nothing at the bootstrap state.
+    assert (value_grad[:, :num_steps] != 0).all()
+    assert (adv_grad[:, :num_steps].abs().sum(-1) != 0).all()
+    assert (value_grad[:, num_steps] == 0).all() and (adv_grad[:, num_steps] == 0).all()
+
+
+@pytest.mark.parametrize("pg_family", [0, 1])
+def test_each_family_policy_gradient_reaches_only_its_own_advantages(pg_family):
+    # Rewards 0 (both shapes map 0 to 0) and V ≡ 0 in the other family: the other family's
+    # V-trace advantage is exactly 0, so with only the PG term in the loss any gradient on the
+    # other family's advantages would have to come from this family's policy gradient.
+    config = LossConfig(
+        reward_shapes=("log", "root"), value_loss_scale=0.0, q_loss_scale=0.0, pg_loss_scale=1.0
+    )
+    outputs, batch = make_case(2, seed=2)
+    other = 1 - pg_family
+    with torch.no_grad():
+        outputs.value[other] = 0.0
+    batch = batch._replace(rewards=torch.zeros_like(batch.rewards))
+    total, metrics = loss(outputs, batch, config)
+    assert metrics[f"losses/policy_f{other + 1}"] == 0.0
+    assert metrics[f"losses/policy_f{pg_family + 1}"] != 0.0
+    (adv_grad,) = torch.autograd.grad(total, [outputs.adv])
+    # (Not every state: where λ makes π independent of A_k, e.g. ε = 0 for family 1, it is 0.)
+    assert (adv_grad[pg_family, :-1] != 0).any()
+    assert (adv_grad[other] == 0).all()
+
+
+def test_entropy_bonus_reaches_both_families():
+    config = LossConfig(
+        reward_shapes=("log", "root"),
+        value_loss_scale=0.0,
+        q_loss_scale=0.0,
+        pg_loss_scale=0.0,
+        entropy_scale=1.0,
+    )
+    outputs, batch = make_case(2, seed=3)
+    total, metrics = loss(outputs, batch, config)
+    assert total.item() == pytest.approx(-metrics["losses/entropy"])
+    (adv_grad,) = torch.autograd.grad(total, [outputs.adv])
+    assert (adv_grad[0, :-1] != 0).any() and (adv_grad[1, :-1] != 0).any()
+
+
+def test_aux_losses_are_added_with_their_scale():
+    outputs, batch = make_case(1)
+    base, _ = loss(outputs, batch, LossConfig(aux_loss_scale=3.0))
+    aux = {"forward": torch.tensor(0.2, dtype=DTYPE), "inverse": torch.tensor(0.7, dtype=DTYPE)}
+    total, metrics = loss(outputs._replace(aux_losses=aux), batch, LossConfig(aux_loss_scale=3.0))
+    assert (total - base).item() == pytest.approx(3.0 * 0.9)
+    assert metrics["losses/aux/forward"] == pytest.approx(0.2)
+
+
+def test_on_policy_data_has_unit_importance_weights():
+    outputs, batch = make_case(1)
+    log_pi = naive_log_policy(outputs.adv[0, :-1], outputs.adv[0, :-1], batch.lambdas).detach()
+    batch = batch._replace(behavior_log_probs=log_pi.gather(-1, batch.actions[..., None])[..., 0])
+    _, metrics = loss(outputs, batch, LossConfig())
+    assert metrics["stats/rho_mean"] == pytest.approx(1.0)
+    assert metrics["stats/rho_clipped_frac"] == 0.0
+
+
+def test_sharp_policy_with_huge_advantages_stays_finite():
+    outputs, batch = make_case(2, seed=4)
+    with torch.no_grad():
+        outputs.adv.copy_(1e4 * torch.sign(outputs.adv))
+    batch = batch._replace(
+        lambdas=torch.tensor([50.0, 50.0, 0.5], dtype=DTYPE).expand_as(batch.lambdas)
+    )
+    total, metrics = loss(
+        outputs, batch, LossConfig(reward_shapes=("log", "root"), entropy_scale=0.1)
+    )
+    total.backward()
+    assert math.isfinite(total.item()) and all(math.isfinite(v) for v in metrics.values())
+    assert torch.isfinite(outputs.adv.grad).all() and torch.isfinite(outputs.value.grad).all()
+
+
+@pytest.mark.parametrize(("space", "lam"), [("boltzmann", [0.7]), ("epsilon_greedy", [0.0])])
+def test_other_policy_spaces(space, lam):
+    outputs, batch = make_case(1, seed=5)
+    batch = batch._replace(lambdas=torch.tensor(lam, dtype=DTYPE).expand(*batch.actions.shape, 1))
+    total, metrics = loss(outputs, batch, LossConfig(policy_space=space, entropy_scale=0.1))
+    total.backward()  # greedy with ε = 0: π(a) = 0 off the argmax, ρ = 0 there, no NaN
+    assert math.isfinite(total.item()) and all(math.isfinite(v) for v in metrics.values())
+    assert torch.isfinite(outputs.adv.grad).all()
+
+
+def test_float32_inputs():
+    outputs, batch = make_case(2)
+    outputs = LossOutputs(
+        outputs.adv.detach().float().requires_grad_(True), outputs.value.detach().float(), {}
+    )
+    batch = LossBatch(batch.actions, *(x.float() for x in batch[1:]))
+    total, _ = loss(outputs, batch, LossConfig(reward_shapes=("log", "root")))
+    assert total.dtype == torch.float32
+
+
+# ---- config and input checks -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("policy_space", "softmax"),
+        ("reward_shapes", "log"),
+        ("reward_shapes", ()),
+        ("reward_shapes", ("log", "root", "none")),
+        ("reward_shapes", ("log", "sqrt")),
+        ("clip_rho", -1.0),
+        ("clip_c", float("nan")),
+        ("clip_pg_rho", -0.5),
+        ("value_loss_scale", -1.0),
+        ("q_loss_scale", float("inf")),
+        ("pg_loss_scale", "10"),
+        ("entropy_scale", -0.01),
+        ("aux_loss_scale", float("nan")),
+    ],
+)
+def test_config_rejects_bad_field(field, value):
+    with pytest.raises(ValueError, match=f"^{field}: "):
+        LossConfig(**{field: value})
+
+
+def test_config_accepts_a_list_of_shapes():
+    config = LossConfig(reward_shapes=["log", "root"])
+    assert config.reward_shapes == ("log", "root") and config.num_families == 2
+    assert replace(config, clip_pg_rho=1.0).clip_pg_rho == 1.0
+
+
+def test_family_count_must_match_reward_shapes():
+    outputs, batch = make_case(2)
+    with pytest.raises(ValueError, match=r"2 parameter families.*reward_shapes"):
+        loss(outputs, batch, LossConfig(reward_shapes=("log",)))
+
+
+@pytest.mark.parametrize(
+    "field", ["actions", "rewards", "discounts", "behavior_log_probs", "lambdas"]
+)
+def test_batch_field_with_wrong_rank_is_named(field):
+    outputs, batch = make_case(1)
+    batch = batch._replace(**{field: getattr(batch, field).unsqueeze(0)})
+    with pytest.raises(ValueError, match=f"batch.{field}"):
+        loss(outputs, batch, LossConfig())
+
+
+@pytest.mark.parametrize("field", ["adv", "value"])
+def test_output_field_with_wrong_rank_is_named(field):
+    outputs, batch = make_case(1)
+    outputs = outputs._replace(**{field: getattr(outputs, field)[0]})
+    with pytest.raises(ValueError, match=f"outputs.{field}"):
+        loss(outputs, batch, LossConfig())
+
+
+def test_outputs_without_bootstrap_state_rejected():
+    outputs, batch = make_case(1)
+    outputs = outputs._replace(adv=outputs.adv[:, :-1], value=outputs.value[:, :-1])
+    with pytest.raises(ValueError, match="bootstrap state"):
+        loss(outputs, batch, LossConfig())
+
+
+def test_lambda_width_must_match_policy_space():
+    outputs, batch = make_case(1)
+    with pytest.raises(ValueError, match=r"batch.lambdas.*'boltzmann'"):
+        loss(outputs, batch, LossConfig(policy_space="boltzmann"))
+
+
+def test_bad_actions_rejected():
+    outputs, batch = make_case(1)
+    with pytest.raises(ValueError, match="int64"):
+        loss(outputs, batch._replace(actions=batch.actions.int()), LossConfig())
+    with pytest.raises(ValueError, match=r"batch.actions must be in \[0, 4\)"):
+        loss(outputs, batch._replace(actions=batch.actions + 4), LossConfig())
+
+
+def test_non_scalar_aux_loss_rejected():
+    outputs, batch = make_case(1)
+    outputs = outputs._replace(aux_losses={"forward": torch.ones(3)})
+    with pytest.raises(ValueError, match="aux_losses\\['forward'\\]"):
+        loss(outputs, batch, LossConfig())

@@ -1,0 +1,225 @@
+"""Policy spaces π_λ and the bandit's λ ↔ x transforms (gdi.policy_space)."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from gdi.policy_space import (
+    INDEX_TRANSFORMS,
+    POLICY_SPACES,
+    boltzmann_log_policy,
+    boltzmann_policy,
+    epsilon_greedy_policy,
+    get_policy_space,
+    inv_temperature_to_x,
+    soft_entropy_log_policy,
+    soft_entropy_policy,
+    x_to_inv_temperature,
+)
+
+DTYPE = torch.float64
+
+
+def naive_soft_entropy(adv1, adv2, inv_tau1, inv_tau2, eps):
+    """ε·softmax(A₁/τ₁) + (1−ε)·softmax(A₂/τ₂) written as the equation reads."""
+    e1 = torch.exp(inv_tau1[..., None] * adv1)
+    e2 = torch.exp(inv_tau2[..., None] * adv2)
+    return eps[..., None] * e1 / e1.sum(-1, keepdim=True) + (1 - eps[..., None]) * e2 / e2.sum(
+        -1, keepdim=True
+    )
+
+
+def random_case(seed=0, lead=(5, 3), num_actions=6):
+    generator = torch.Generator().manual_seed(seed)
+    adv1 = torch.randn(*lead, num_actions, generator=generator, dtype=DTYPE)
+    adv2 = torch.randn(*lead, num_actions, generator=generator, dtype=DTYPE)
+    inv_tau1 = 3 * torch.rand(*lead, generator=generator, dtype=DTYPE)
+    inv_tau2 = 3 * torch.rand(*lead, generator=generator, dtype=DTYPE)
+    eps = torch.rand(*lead, generator=generator, dtype=DTYPE)
+    return adv1, adv2, inv_tau1, inv_tau2, eps
+
+
+# ---- soft entropy ----------------------------------------------------------------------------
+
+
+def test_soft_entropy_matches_naive_formula():
+    case = random_case()
+    probs = soft_entropy_policy(*case)
+    torch.testing.assert_close(probs, naive_soft_entropy(*case))
+    torch.testing.assert_close(probs.sum(-1), torch.ones(5, 3, dtype=DTYPE))
+    torch.testing.assert_close(soft_entropy_log_policy(*case), naive_soft_entropy(*case).log())
+
+
+def test_soft_entropy_by_hand():
+    # A₁ = (0, log 3), β₁ = 1 → softmax = (¼, ¾);  β₂ = 0 → uniform (½, ½);  ε = 0.5
+    # π = 0.5·(¼, ¾) + 0.5·(½, ½) = (0.375, 0.625)
+    adv = torch.tensor([0.0, math.log(3.0)], dtype=DTYPE)
+    probs = soft_entropy_policy(adv, adv, 1.0, 0.0, 0.5)
+    torch.testing.assert_close(probs, torch.tensor([0.375, 0.625], dtype=DTYPE))
+
+
+@pytest.mark.parametrize("eps", [0.0, 1.0])
+def test_eps_at_the_ends_is_one_boltzmann(eps):
+    adv1, adv2, inv_tau1, inv_tau2, _ = random_case(seed=1)
+    log_probs = soft_entropy_log_policy(adv1, adv2, inv_tau1, inv_tau2, eps)
+    expected = (
+        boltzmann_log_policy(adv1, inv_tau1) if eps == 1.0 else boltzmann_log_policy(adv2, inv_tau2)
+    )
+    torch.testing.assert_close(log_probs, expected, rtol=0, atol=1e-15)
+
+
+def test_eps_at_the_ends_sends_no_gradient_to_the_unused_family():
+    adv1, adv2, inv_tau1, inv_tau2, _ = random_case(seed=2)
+    adv1.requires_grad_(True)
+    adv2.requires_grad_(True)
+    soft_entropy_log_policy(adv1, adv2, inv_tau1, inv_tau2, 0.0)[..., 0].sum().backward()
+    assert (adv1.grad == 0).all() and torch.isfinite(adv2.grad).all() and (adv2.grad != 0).any()
+
+
+def test_zero_inverse_temperature_is_exactly_uniform():
+    adv = torch.tensor([[1e30, -1e30, 5.0], [0.0, 2.0, -7.0]])
+    log_probs = boltzmann_log_policy(adv, 0.0)
+    assert torch.equal(log_probs, torch.full_like(adv, -math.log(3.0)))
+    probs = soft_entropy_policy(adv, -adv, 0.0, 0.0, torch.tensor([0.3, 0.9]))
+    assert torch.equal(probs, probs[..., :1].expand_as(probs))  # all entries identical
+
+
+def test_sharp_policy_with_huge_advantages_is_finite_with_finite_gradient():
+    adv = torch.tensor([[1e4, -1e4, 0.0, 1e4 - 1.0]], requires_grad=True)
+    for eps in (0.0, 0.3, 1.0):
+        log_probs = soft_entropy_log_policy(adv, -adv, 50.0, 50.0, eps)
+        assert torch.isfinite(log_probs).all()
+        (grad,) = torch.autograd.grad(log_probs[0, 1] + log_probs.exp().sum(), adv)
+        assert torch.isfinite(grad).all()
+    probs = soft_entropy_policy(adv, adv, 50.0, 50.0, 0.5).detach()
+    torch.testing.assert_close(probs.sum(-1), torch.ones(1))
+
+
+# ---- ε-greedy ------------------------------------------------------------------------------
+
+
+def test_epsilon_greedy_splits_ties():
+    q = torch.tensor([1.0, 3.0, 3.0, 0.0])
+    # ε = 0.2: each action gets 0.2/4 = 0.05; the two tied maxima share 0.8 → 0.4 + 0.05
+    expected = torch.tensor([0.05, 0.45, 0.45, 0.05])
+    torch.testing.assert_close(epsilon_greedy_policy(q, 0.2), expected)
+    torch.testing.assert_close(epsilon_greedy_policy(q.flip(0), 0.2), expected.flip(0))
+
+
+def test_epsilon_greedy_ends():
+    q = torch.tensor([[0.0, 2.0, 1.0]])
+    assert torch.equal(epsilon_greedy_policy(q, 0.0), torch.tensor([[0.0, 1.0, 0.0]]))
+    torch.testing.assert_close(epsilon_greedy_policy(q, 1.0), torch.full((1, 3), 1 / 3))
+
+
+# ---- shapes and bad inputs -----------------------------------------------------------------
+
+
+def test_broadcasting_of_lambda_components():
+    adv = torch.randn(4, 2, 5)
+    per_row = soft_entropy_policy(adv, adv, torch.ones(4, 2), torch.ones(2), 0.5)
+    scalars = soft_entropy_policy(adv, adv, 1.0, 1.0, torch.tensor(0.5))
+    assert per_row.shape == scalars.shape == (4, 2, 5)
+    torch.testing.assert_close(per_row, scalars)
+    assert epsilon_greedy_policy(adv, torch.full((4, 1), 0.1)).shape == (4, 2, 5)
+
+
+def test_lambda_must_not_grow_the_leading_shape():
+    # [B, 1] against advantages [B, A] would broadcast to [B, B, A]; it is an error.
+    with pytest.raises(ValueError, match=r"inv_tau has shape \(4, 1\)"):
+        boltzmann_policy(torch.randn(4, 3), torch.ones(4, 1))
+    with pytest.raises(ValueError, match="eps"):
+        soft_entropy_policy(torch.randn(4, 3), torch.randn(4, 3), 1.0, 1.0, torch.ones(3))
+
+
+@pytest.mark.parametrize("eps", [-0.1, 1.1, float("nan")])
+def test_eps_outside_unit_interval_rejected(eps):
+    adv = torch.randn(2, 3)
+    with pytest.raises(ValueError, match="eps"):
+        soft_entropy_policy(adv, adv, 1.0, 1.0, eps)
+    with pytest.raises(ValueError, match="eps"):
+        epsilon_greedy_policy(adv, eps)
+
+
+def test_negative_inverse_temperature_rejected():
+    adv = torch.randn(2, 3)
+    with pytest.raises(ValueError, match="inv_tau"):
+        boltzmann_policy(adv, -1.0)
+    with pytest.raises(ValueError, match="inv_tau"):
+        soft_entropy_policy(adv, adv, 1.0, torch.tensor([1.0, -0.5]), 0.5)
+
+
+def test_bad_advantages_rejected():
+    with pytest.raises(ValueError, match="adv"):
+        boltzmann_policy(torch.tensor(1.0), 1.0)
+    with pytest.raises(ValueError, match="same number of actions"):
+        soft_entropy_policy(torch.randn(2, 3), torch.randn(2, 4), 1.0, 1.0, 0.5)
+
+
+# ---- PolicySpace objects -------------------------------------------------------------------
+
+
+def test_registry_and_lookup():
+    assert set(POLICY_SPACES) == {"soft_entropy", "boltzmann", "epsilon_greedy"}
+    assert get_policy_space("soft_entropy").index_names == ("inv_tau1", "inv_tau2", "eps")
+    with pytest.raises(ValueError, match=r"unknown policy space 'ucb'.*boltzmann"):
+        get_policy_space("ucb")
+
+
+def test_policy_space_log_probs_take_lambda_as_last_axis():
+    adv1, adv2, inv_tau1, inv_tau2, eps = random_case(seed=3)
+    space = POLICY_SPACES["soft_entropy"]
+    lam = torch.stack([inv_tau1, inv_tau2, eps], dim=-1)
+    torch.testing.assert_close(
+        space.log_probs(adv1, adv2, lam),
+        soft_entropy_log_policy(adv1, adv2, inv_tau1, inv_tau2, eps),
+    )
+    torch.testing.assert_close(space.probs(adv1, adv2, lam).sum(-1), torch.ones(5, 3, dtype=DTYPE))
+    boltzmann = POLICY_SPACES["boltzmann"]
+    torch.testing.assert_close(
+        boltzmann.log_probs(adv1, adv2, inv_tau1[..., None]), boltzmann_log_policy(adv1, inv_tau1)
+    )
+    greedy = POLICY_SPACES["epsilon_greedy"]
+    torch.testing.assert_close(
+        greedy.probs(adv1, adv2, eps[..., None]), epsilon_greedy_policy(adv1, eps)
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "width"), [("soft_entropy", 2), ("boltzmann", 3), ("epsilon_greedy", 0)]
+)
+def test_wrong_lambda_width_rejected(name, width):
+    adv = torch.randn(4, 3)
+    with pytest.raises(ValueError, match=rf"{name}.*\[\.\.\., {POLICY_SPACES[name].dim}\]"):
+        POLICY_SPACES[name].log_probs(adv, adv, torch.ones(4, width))
+
+
+# ---- λ ↔ x ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("transform", INDEX_TRANSFORMS)
+def test_transforms_round_trip(transform):
+    inv_tau = np.array([0.0, 0.5, 1.0, 7.0, 50.0])
+    x = inv_temperature_to_x(inv_tau, transform)
+    np.testing.assert_allclose(x_to_inv_temperature(x, transform), inv_tau, rtol=1e-12)
+
+
+def test_log1p_transform_is_the_appendix_formula():
+    # τ = 1/(exp(x) − 1): x = log 2 → τ = 1; x = log 1.5 → τ = 2; x = 0 → τ = ∞ (β = 0).
+    x = np.array([math.log(2.0), math.log(1.5), 0.0, 3.0])
+    inv_tau = x_to_inv_temperature(x, "log1p")
+    np.testing.assert_allclose(inv_tau, [1.0, 0.5, 0.0, math.exp(3.0) - 1.0], rtol=1e-12)
+    np.testing.assert_allclose(1.0 / inv_tau[:2], 1.0 / (np.exp(x[:2]) - 1.0))
+    np.testing.assert_allclose(inv_temperature_to_x([1.0, 0.5], "log1p"), np.log1p([1.0, 0.5]))
+    np.testing.assert_array_equal(inv_temperature_to_x([0.0, 50.0]), [0.0, 50.0])
+
+
+def test_transform_bad_inputs_rejected():
+    with pytest.raises(ValueError, match="unknown index transform 'exp'"):
+        inv_temperature_to_x(1.0, "exp")
+    with pytest.raises(ValueError, match=">= 0"):
+        inv_temperature_to_x(-1.0)
+    with pytest.raises(ValueError, match=">= 0"):
+        x_to_inv_temperature(np.array([0.1, -0.1]), "log1p")
