@@ -1,0 +1,293 @@
+"""``gdi report``: a Markdown report with figures and CSV files for a set of run folders.
+
+Runs are grouped by preset (one group = the seeds and games of one agent). Every run gets its
+learning curve (return against environment frames, App. "Atari Games Learning Curves"). Runs
+on the paper's 57 Atari games are further reported in raw score, HNS, HWRNS and SABER beside
+the paper's algorithms, with aggregates and confidence intervals across seeds and the learning
+efficiency plane (App. "Evaluation Metrics for ALE"); other environments (MinAtar, Gymnasium)
+have no random or human reference scores, so they are reported in raw returns only.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from gdi.evaluation import markdown, plots
+from gdi.evaluation.aggregates import aggregate_intervals
+from gdi.evaluation.atari_report import write_atari_section
+from gdi.evaluation.baselines import baselines
+from gdi.evaluation.curves import group_curve
+from gdi.evaluation.games import is_atari57, spec_to_game
+from gdi.evaluation.paper_scores import algorithm
+from gdi.evaluation.report_io import ReportFiles
+from gdi.evaluation.scores import RunEvals, load_run
+
+DEFAULT_COMPARE = ("rainbow", "impala", "agent57", "gdi-i3", "gdi-h3")
+# Resamples of a learning-curve band: one bootstrap per environment, so fewer than for the
+# aggregates, whose intervals are the report's headline numbers.
+CURVE_REPS = 500
+WHY_RAW_ONLY = (
+    "HNS, HWRNS and SABER normalize a score between a random policy's and a human reference "
+    'score (App. "Evaluation Metrics for ALE"), which exist for the paper\'s 57 Atari games only; '
+    "these runs are therefore reported in raw returns."
+)
+
+
+@dataclass(frozen=True)
+class Report:
+    """What :func:`write_report` wrote."""
+
+    out_dir: Path
+    markdown: Path
+    files: tuple[Path, ...]
+
+
+def parse_compare(compare: str | Sequence[str]) -> tuple[str, ...]:
+    """``"rainbow, Agent57"`` or a sequence -> algorithm ids; ValueError with close matches
+    for an unknown name."""
+    names = compare.split(",") if isinstance(compare, str) else list(compare)
+    ids = tuple(dict.fromkeys(algorithm(n).id for n in names if n.strip()))
+    return ids
+
+
+def default_out_dir(run_dirs: Sequence[Path]) -> Path:
+    """``RUN/report`` for one run; ``report`` in the runs' common parent folder otherwise."""
+    if len(run_dirs) == 1:
+        return Path(run_dirs[0]) / "report"
+    parent = Path(os.path.commonpath([Path(r).resolve().parent for r in run_dirs]))
+    return parent / "report"
+
+
+def _env_title(env: str) -> str:
+    return spec_to_game(env) if is_atari57(env) else env
+
+
+def _groups(runs: Sequence[RunEvals]) -> dict[str, list[RunEvals]]:
+    groups: dict[str, list[RunEvals]] = {}
+    for run in runs:
+        groups.setdefault(run.preset, []).append(run)
+    return groups
+
+
+def _curves_section(
+    runs: Sequence[RunEvals], files: ReportFiles, *, reps: int, seed: int
+) -> list[str]:
+    envs = list(dict.fromkeys(run.env for run in runs))
+    panels, run_rows, band_rows = [], [], []
+    for env in envs:
+        by_group = _groups([r for r in runs if r.env == env])
+        curves, means = {}, {}
+        for label, group in by_group.items():
+            curves[label] = []
+            for run in sorted(group, key=lambda r: r.seed):
+                frames, returns = run.curve()
+                curves[label].append(plots.Curve(frames, returns))
+                run_rows += [
+                    [label, env, run.seed, run.name, int(f), float(r)]
+                    for f, r in zip(frames, returns, strict=True)
+                ]
+            mean = group_curve(group, reps=min(reps, CURVE_REPS), seed=seed)
+            if mean is not None:
+                means[label] = plots.Curve(mean.frames, mean.mean, mean.low, mean.high)
+                band_rows += [
+                    [label, env, int(f), float(m), float(lo), float(hi), mean.n_runs]
+                    for f, m, lo, hi in zip(
+                        mean.frames, mean.mean, mean.low, mean.high, strict=True
+                    )
+                ]
+        reference = None
+        if is_atari57(env):
+            reference = ("human average", float(baselines([env]).human_average[0]))
+        panels.append(plots.CurvePanel(_env_title(env), curves, means, reference))
+    files.csv(
+        "learning_curves.csv", ["group", "env", "seed", "run", "frames", "mean_return"], run_rows
+    )
+    files.csv(
+        "learning_curves_band.csv",
+        ["group", "env", "frames", "mean", "ci_low", "ci_high", "n_runs"],
+        band_rows,
+    )
+    png = plots.learning_curves(panels, files.path("learning_curves.png"))
+    return [
+        "## Learning curves",
+        "",
+        "Mean evaluation return against environment frames (action repeats included): a thin line "
+        "per seed, the mean over seeds on the frames every seed reached and its 95% bootstrap "
+        f"confidence band (rliable, {min(reps, CURVE_REPS)} resamples). Numbers: "
+        "`learning_curves.csv`, `learning_curves_band.csv`.",
+        "",
+        f"![learning curves]({png.name})",
+        "",
+    ]
+
+
+def _raw_section(
+    runs: Sequence[RunEvals], files: ReportFiles, *, reps: int, seed: int
+) -> list[str]:
+    why = WHY_RAW_ONLY
+    not57 = sorted({r.env for r in runs if r.env.startswith("ale:")})
+    if not57:
+        why += f" Not among the 57: {', '.join(not57)}."
+    text = ["## Final returns (raw)", "", why, ""]
+    text.append(
+        f"Final return = mean return of each run's evaluation with the most frames; mean over "
+        f"seeds with a 95% stratified-bootstrap confidence interval (rliable, {reps} resamples).\n"
+    )
+    header = ["env", "group", "n_seeds", "frames_mean", "mean", "ci_low", "ci_high", "min", "max"]
+    rows, md_rows = [], []
+    for env in dict.fromkeys(r.env for r in runs):
+        for label, group in _groups([r for r in runs if r.env == env]).items():
+            finals = np.array([[r.final.mean_return] for r in sorted(group, key=lambda r: r.seed)])
+            ci = aggregate_intervals({label: finals}, ("mean",), reps=reps, seed=seed)[label][
+                "mean"
+            ]
+            frames = float(np.mean([r.final.frames for r in group]))
+            rows.append(
+                [
+                    env,
+                    label,
+                    len(group),
+                    frames,
+                    ci.point,
+                    ci.low,
+                    ci.high,
+                    float(finals.min()),
+                    float(finals.max()),
+                ]
+            )
+            md_rows.append(
+                [
+                    env,
+                    label,
+                    len(group),
+                    plots.compact_number(frames),
+                    markdown.fmt_interval(*ci),
+                    markdown.fmt(float(finals.min())),
+                    markdown.fmt(float(finals.max())),
+                ]
+            )
+    files.csv("final_returns_summary.csv", header, rows)
+    text.append(
+        markdown.table(
+            ["Env", "Group", "Seeds", "Frames", "Mean [95% CI]", "Min", "Max"],
+            md_rows,
+            align_left=2,
+        )
+    )
+    return text
+
+
+def _runs_section(runs: Sequence[RunEvals], files: ReportFiles) -> list[str]:
+    header = [
+        "group",
+        "env",
+        "seed",
+        "run",
+        "run_dir",
+        "frames",
+        "mean_return",
+        "episodes",
+        "eval_file",
+        "checkpoint",
+        "policy",
+    ]
+    rows = [
+        [
+            r.preset,
+            r.env,
+            r.seed,
+            r.name,
+            str(r.run_dir),
+            r.final.frames,
+            r.final.mean_return,
+            len(r.final.episodes),
+            r.final.path.name,
+            r.final.checkpoint,
+            r.final.policy,
+        ]
+        for r in runs
+    ]
+    files.csv("final_returns.csv", header, rows)
+    md_rows = [
+        [
+            r.name,
+            r.env,
+            r.preset,
+            r.final.path.name,
+            r.seed,
+            f"{r.final.frames:,}",
+            len(r.final.episodes),
+            markdown.fmt(r.final.mean_return),
+        ]
+        for r in runs
+    ]
+    return [
+        "## Runs",
+        "",
+        markdown.table(
+            [
+                "Run",
+                "Env",
+                "Preset",
+                "Final eval file",
+                "Seed",
+                "Frames",
+                "Episodes",
+                "Final return",
+            ],
+            md_rows,
+            align_left=4,
+        ),
+    ]
+
+
+def write_report(
+    run_dirs: Sequence[str | os.PathLike],
+    out_dir: str | os.PathLike | None = None,
+    *,
+    compare: str | Sequence[str] = DEFAULT_COMPARE,
+    reps: int = 2000,
+    seed: int = 0,
+) -> Report:
+    """Write ``report.md``, its PNG figures and a CSV of every number into ``out_dir``
+    (default :func:`default_out_dir`). Errors name the run folder or file at fault."""
+    if not run_dirs:
+        raise ValueError("give at least one run folder")
+    compare_ids = parse_compare(compare)
+    paths = [Path(r) for r in run_dirs]
+    if len({p.resolve() for p in paths}) != len(paths):
+        raise ValueError("a run folder is listed twice")
+    runs = [load_run(p) for p in paths]
+    files = ReportFiles(Path(out_dir) if out_dir is not None else default_out_dir(paths))
+    atari = [r for r in runs if is_atari57(r.env)]
+    other = [r for r in runs if not is_atari57(r.env)]
+    text = ["# gdi evaluation report", ""]
+    text.append(
+        f"{len(runs)} run(s): {len(atari)} on the paper's Atari 57 games, {len(other)} on other "
+        f"environments. Figures are PNG files beside this report; every number shown is in the "
+        f"CSV files beside it.\n"
+    )
+    text += _runs_section(runs, files)
+    text += _curves_section(runs, files, reps=reps, seed=seed)
+    if atari:
+        text.append(write_atari_section(_groups(atari), compare_ids, files, reps=reps, seed=seed))
+    if other:
+        text += _raw_section(other, files, reps=reps, seed=seed)
+    md = files.path("report.md")
+    md.write_text("\n".join(text).rstrip() + "\n", encoding="utf-8")
+    return Report(files.out_dir, md, tuple(files.paths))
+
+
+def write_run_report(
+    run_dirs: Sequence[str | os.PathLike],
+    out_dir: str | os.PathLike | None = None,
+    **options,
+) -> Path:
+    """:func:`write_report` for callers that only need where ``report.md`` went (``gdi train
+    --report`` at the end of training)."""
+    return write_report(run_dirs, out_dir, **options).markdown

@@ -1,0 +1,60 @@
+"""Game names of the paper <-> gdi.envs specs ``ale:<Name>``, for all 57 games."""
+
+import pytest
+from ale_py.registration import rom_id_to_name
+from ale_py.roms import get_all_rom_ids
+
+from gdi.evaluation.games import (
+    atari_games,
+    atari_specs,
+    canonical_game,
+    game_to_spec,
+    is_atari57,
+    spec_to_game,
+)
+
+GAMES = atari_games()
+
+
+def test_57_distinct_games_and_specs():
+    assert len(GAMES) == len(set(GAMES)) == 57
+    assert len(atari_specs()) == len(set(atari_specs())) == 57
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_every_game_maps_to_an_ale_rom_and_back(game):
+    spec = game_to_spec(game)
+    assert spec.startswith("ale:")
+    # The ALE ROM ids' CamelCase names, as Gymnasium's ALE/<Name>-v5 uses them.
+    assert spec.removeprefix("ale:") in {rom_id_to_name(r) for r in get_all_rom_ids()}
+    assert spec_to_game(spec) == game
+    assert is_atari57(spec)
+
+
+@pytest.mark.parametrize(
+    ("game", "spec"),
+    [
+        ("Chopper Command", "ale:ChopperCommand"),
+        ("Montezuma Revenge", "ale:MontezumaRevenge"),
+        ("montezuma's revenge", "ale:MontezumaRevenge"),
+        ("Up N Down", "ale:UpNDown"),
+        ("Wizard of Wor", "ale:WizardOfWor"),
+        ("Ms Pacman", "ale:MsPacman"),
+        ("Jamesbond", "ale:Jamesbond"),
+        ("Hero", "ale:Hero"),
+        ("PrivateEye", "ale:PrivateEye"),
+    ],
+)
+def test_known_spellings(game, spec):
+    assert game_to_spec(game) == spec
+    assert canonical_game(game) == canonical_game(spec) == spec_to_game(spec)
+
+
+def test_unknown_names_raise_with_close_matches():
+    with pytest.raises(ValueError, match="close matches: Chopper Command"):
+        game_to_spec("Choper Command")
+    with pytest.raises(ValueError, match="close matches: ale:Breakout"):
+        spec_to_game("ale:Breakot")
+    with pytest.raises(ValueError, match="not an Atari env spec"):
+        spec_to_game("minatar:breakout")
+    assert not is_atari57("ale:Pacman")

@@ -1,0 +1,224 @@
+"""``gdi report`` end to end on fabricated run folders: a two-seed Atari set (two games) and a
+two-seed MinAtar one. Checks the files, the figures and that the Markdown shows the CSV's
+numbers."""
+
+import csv
+import json
+
+import pytest
+from matplotlib.image import imread
+
+from gdi import cli
+from gdi.evaluation.report import default_out_dir, write_report
+from gdi.evaluation.scores import periodic_eval_name, write_eval_file
+from tests.evaluation.markdown_tables import table_after
+
+FINALS = {
+    ("ale:Breakout", 0): 300.0,
+    ("ale:Breakout", 1): 340.0,
+    ("ale:Pong", 0): 10.0,
+    ("ale:Pong", 1): 14.0,
+}
+
+
+def make_run(root, env, seed, final, *, frames=(500_000, 1_000_000, 1_500_000, 2_000_000)):
+    run = root / f"{env.replace(':', '_')}__gdi-i3__{seed}"
+    run.mkdir(parents=True)
+    (run / "config.json").write_text(
+        json.dumps({"env": env, "preset": "gdi-i3", "seed": seed, "name": run.name})
+    )
+    for k, f in enumerate(frames, start=1):
+        value = final * k / len(frames)
+        episodes = [
+            {"return": value - 1.0, "frames": 900, "seed": 0},
+            {"return": value + 1.0, "frames": 950, "seed": 1},
+        ]
+        write_eval_file(
+            run,
+            periodic_eval_name(f),
+            checkpoint=f"ckpt-{f}",
+            frames=f,
+            env=env,
+            policy="greedy",
+            seed=seed,
+            episodes=episodes,
+        )
+    return run
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory):
+    root = tmp_path_factory.mktemp("runs")
+    runs = [make_run(root, env, seed, final) for (env, seed), final in FINALS.items()]
+    # `gdi evaluate` at the final frames of one run: it is that run's final score.
+    write_eval_file(
+        runs[0],
+        "final-checkpoint",
+        checkpoint="final",
+        frames=2_000_000,
+        env="ale:Breakout",
+        policy="greedy",
+        seed=0,
+        episodes=[{"return": 310.0, "frames": 1000, "seed": 7}],
+    )
+    runs += [make_run(root, "minatar:breakout", seed, 20.0 + seed) for seed in (0, 1)]
+    return write_report(runs, root / "report", compare="rainbow,agent57,gdi-i3", reps=20)
+
+
+def _csv(report, name):
+    with (report.out_dir / name).open() as f:
+        return list(csv.DictReader(f))
+
+
+def test_files_written(report):
+    names = {p.name for p in report.files}
+    assert names == {
+        "report.md", "final_returns.csv", "learning_curves.csv", "learning_curves_band.csv",
+        "learning_curves.png", "atari_per_game.csv", "hns_per_game.png", "hwrns_per_game.png",
+        "saber_per_game.png", "atari_aggregates.csv", "atari_summary.csv", "efficiency.png",
+        "efficiency.csv", "final_returns_summary.csv",
+    }  # fmt: skip
+    for path in report.files:
+        assert path.is_file() and path.stat().st_size > 0, path
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "learning_curves.png",
+        "hns_per_game.png",
+        "hwrns_per_game.png",
+        "saber_per_game.png",
+        "efficiency.png",
+    ],
+)
+def test_figures_are_real_images(report, name):
+    image = imread(report.out_dir / name)
+    assert image.shape[0] > 300 and image.shape[1] > 300
+    assert image[..., :3].std() > 0.05  # not a blank canvas
+
+
+def test_final_scores_follow_the_run_folder_rules(report):
+    finals = {(r["env"], r["seed"]): r for r in _csv(report, "final_returns.csv")}
+    assert finals[("ale:Breakout", "0")]["eval_file"] == "final-checkpoint.json"
+    assert float(finals[("ale:Breakout", "0")]["mean_return"]) == 310.0
+    assert float(finals[("ale:Pong", "1")]["mean_return"]) == 14.0
+
+
+def test_per_game_markdown_equals_csv(report):
+    text = report.markdown.read_text()
+    rows = {(r["source"], r["game"]): r for r in _csv(report, "atari_per_game.csv")}
+    # Breakout run mean over seeds: (310 + 340) / 2; HNS = (325 - 1.7) / (30.5 - 1.7).
+    assert float(rows[("gdi-i3", "Breakout")]["raw_mean"]) == 325.0
+    assert float(rows[("gdi-i3", "Breakout")]["hns_pct_mean"]) == pytest.approx(100 * 323.3 / 28.8)
+    sources = ["gdi-i3", "Rainbow", "Agent57", "GDI-I³"]
+    for heading, column in (
+        ("### Raw score", "raw_mean"),
+        ("### HNS (%)", "hns_pct_mean"),
+        ("### HWRNS (%)", "hwrns_pct_mean"),
+        ("### SABER (%)", "saber_pct_mean"),
+    ):
+        table = table_after(text, heading)
+        assert [r[0] for r in table] == ["Breakout", "Pong"]
+        for row in table:
+            for source, cell in zip(sources, row[1:], strict=True):
+                assert cell == f"{float(rows[(source, row[0])][column]):.2f}", (
+                    heading,
+                    source,
+                    row[0],
+                )
+
+
+def test_aggregate_markdown_equals_csv(report):
+    text = report.markdown.read_text()
+    rows = {
+        (r["source"], r["metric"], r["statistic"]): r for r in _csv(report, "atari_aggregates.csv")
+    }
+    table = table_after(text, "HNS (%):")
+    assert [r[0] for r in table] == ["gdi-i3", "Rainbow", "Agent57", "GDI-I³"]
+    for column, statistic in enumerate(("iqm", "mean", "median", "optimality_gap"), start=1):
+        run = rows[("gdi-i3", "HNS", statistic)]
+        expected = (
+            f"{float(run['point']):.2f} [{float(run['ci_low']):.2f}, {float(run['ci_high']):.2f}]"
+        )
+        assert table[0][column] == expected
+        assert table[1][column] == f"{float(rows[('Rainbow', 'HNS', statistic)]['point']):.2f}"
+    summary = {r["source"]: r for r in _csv(report, "atari_summary.csv")}
+    table = table_after(text, "The statistics of the paper's")
+    assert [r[0] for r in table][:3] == ["gdi-i3", "GDI-I³", "GDI-H³"]
+    for row in table:
+        expected = summary[row[0]]
+        assert row[3] == f"{float(expected['hwrb']):g}"
+        assert row[4:10] == [
+            f"{float(expected[c]):.2f}"
+            for c in (
+                "mean_hns",
+                "median_hns",
+                "mean_hwrns",
+                "median_hwrns",
+                "mean_saber",
+                "median_saber",
+            )
+        ]
+        assert row[10] == f"{float(expected['efficiency_mean_hns_pct_per_frame']):.3e}"
+    assert float(summary["gdi-i3"]["mean_hns"]) == pytest.approx(
+        float(rows[("gdi-i3", "HNS", "mean")]["point"])
+    )
+
+
+def test_minatar_is_reported_raw_with_the_reason(report):
+    text = report.markdown.read_text()
+    assert "exist for the paper's 57 Atari games only" in text
+    [row] = table_after(text, "Final return = mean return")
+    [csv_row] = _csv(report, "final_returns_summary.csv")
+    assert row[:3] == ["minatar:breakout", "gdi-i3", "2"]
+    assert (
+        row[4]
+        == f"{float(csv_row['mean']):.2f} [{float(csv_row['ci_low']):.2f}, {float(csv_row['ci_high']):.2f}]"
+    )
+    assert float(csv_row["mean"]) == 20.5
+
+
+def test_learning_curve_csv_holds_every_plotted_point(report):
+    points = _csv(report, "learning_curves.csv")
+    assert len(points) == 4 * 4 + 1 + 2 * 4  # four periodic files per run, one `gdi evaluate`
+    band = [r for r in _csv(report, "learning_curves_band.csv") if r["env"] == "ale:Pong"]
+    assert [int(r["frames"]) for r in band] == [500_000, 1_000_000, 1_500_000, 2_000_000]
+    assert float(band[-1]["mean"]) == 12.0 and float(band[-1]["ci_low"]) <= 12.0 <= float(
+        band[-1]["ci_high"]
+    )
+
+
+def test_cli_report_and_its_errors(tmp_path, capsys):
+    runs = [make_run(tmp_path, "minatar:breakout", s, 5.0) for s in (0, 1)]
+    runs.append(make_run(tmp_path, "ale:Pacman", 0, 5.0))
+    cli.main(["report", *map(str, runs), "--reps", "10"])
+    assert "report:" in capsys.readouterr().out
+    text = (default_out_dir(runs) / "report.md").read_text()
+    assert default_out_dir(runs) == tmp_path / "report"
+    assert "Not among the 57: ale:Pacman." in text
+
+    def error(*args):
+        with pytest.raises(SystemExit) as exit_info:
+            cli.main(["report", *map(str, args)])
+        assert exit_info.value.code == 2
+        return capsys.readouterr().err
+
+    assert "close matches: agent57" in error(runs[0], "--compare", "rainbow,agent56")
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (empty / "config.json").write_text(
+        json.dumps({"env": "ale:Pong", "preset": "p", "seed": 0, "name": "e"})
+    )
+    assert "no evaluation data" in error(empty)
+    (empty / "eval").mkdir()
+    (empty / "eval" / "frames_000000000001.json").write_text("not json")
+    assert "not valid JSON" in error(empty)
+    assert "give run folders" in error()
+
+
+def test_default_out_dir_of_one_run(tmp_path):
+    assert default_out_dir([tmp_path / "r"]) == tmp_path / "r" / "report"
+    assert (
+        default_out_dir([tmp_path / "a" / "r1", tmp_path / "a" / "r2"]) == tmp_path / "a" / "report"
+    )
