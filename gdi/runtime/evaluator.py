@@ -14,7 +14,7 @@ from collections.abc import Callable
 import numpy as np
 import torch
 
-from gdi.envs import make_vector_env
+from gdi.envs import env_seeds, make_vector_env
 from gdi.policy_space import get_policy_space
 from gdi.runtime.actor import sample_actions
 from gdi.runtime.sequences import compress_reward
@@ -32,8 +32,9 @@ def play_episodes(
     max_envs: int = 32,
     on_episode: Callable[[], None] | None = None,
 ) -> list[dict]:
-    """Play ``episodes`` episodes, environment i seeded ``seed + i``; returns per episode
-    ``{"return", "frames", "seed", "lambda"}`` in seed order."""
+    """Play ``episodes`` episodes, each on its own environment (the environments of a block of
+    ``max_envs`` are seeded by ``gdi.envs.env_seeds(seed + start, n)``); returns per episode
+    ``{"return", "frames", "seed", "lambda"}`` with the environment's actual seed."""
     space = get_policy_space(policy_space)
     results: list[dict] = []
     generator = torch.Generator().manual_seed(seed)
@@ -74,11 +75,12 @@ def play_episodes(
                 prev_actions = np.where(resets, 0, actions.numpy())
                 prev_rewards = np.where(resets, 0.0, compress_reward(rewards)).astype(np.float32)
             frames_per_step = env_config.frames_per_step
+            seeds = env_seeds(seed + start, n)
             for i in range(n):
                 results.append({
                     "return": float(returns[i]),
                     "frames": int(steps[i] * frames_per_step),
-                    "seed": seed + start + i,
+                    "seed": int(seeds[i]),
                     "lambda": [float(x) for x in lambdas[i]],
                 })
         finally:
