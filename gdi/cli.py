@@ -7,8 +7,11 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
+from typing import Literal
 
 import tyro
+from tyro.conf import Positional
 
 import gdi
 
@@ -17,8 +20,232 @@ import gdi
 USER_ERRORS = (ValueError, FileNotFoundError, FileExistsError, KeyError)
 
 
+def train(
+    preset: str = "gdi-i3",
+    env: str = "minatar:breakout",
+    frames: int | None = None,
+    seed: int = 0,
+    backend: Literal["inline", "local"] = "local",
+    set: tuple[str, ...] = (),
+    run_dir: Path | None = None,
+    resume: Path | None = None,
+    report: bool = True,
+) -> None:
+    """Train a preset on an environment (GDI's Algorithm 1: actors sample with π_λ, λ ~ E;
+    the learner applies T; E learns from episode returns).
+
+    Writes runs/<env>__<preset>__<seed>__<time>/ (config.json, metrics.jsonl, meta.jsonl,
+    TensorBoard events, checkpoints/, eval/) and, with --report, a report of the run.
+    Ctrl-C or SIGTERM checkpoints and stops; --resume RUN_DIR continues.
+
+    Args:
+        preset: Preset name (`gdi presets` lists them).
+        env: Environment: ale:<Game>, minatar:<game> or gym:<id>.
+        frames: Frame budget (default: the preset's for the env kind: ALE 200M, MinAtar 1M,
+            Gymnasium 200k).
+        seed: Seed of every random generator.
+        backend: inline (one deterministic process) or local (actor processes).
+        set: Config overrides field=value (`gdi config` lists every field), e.g.
+            --set envs_per_actor=16 env_overrides.repeat_action_probability=0.25.
+        run_dir: Run folder to create (default runs/<env>__<preset>__<seed>__<time>).
+        resume: A run folder to continue from its latest checkpoint.
+        report: Write the run's report (report/) when training ends.
+    """
+    from gdi.config import apply_overrides
+    from gdi.presets import resolve_config
+    from gdi.runtime.run_dir import read_config
+    from gdi.runtime.wiring import train as run_training
+
+    if resume is not None:
+        config, _ = read_config(resume)
+        given = {"preset": preset, "env": env, "frames": frames, "seed": seed,
+                 "backend": backend}
+        defaults = {"preset": "gdi-i3", "env": "minatar:breakout", "frames": None, "seed": 0,
+                    "backend": "local"}
+        conflicts = {k: (getattr(config, k), v) for k, v in given.items()
+                     if v != defaults[k] and v != getattr(config, k)}
+        if conflicts or set or run_dir is not None:
+            raise ValueError(
+                f"--resume continues {resume} with its saved config; conflicting options: "
+                f"{conflicts or ''}{' --set' if set else ''}{' --run-dir' if run_dir else ''}"
+            )
+        result = run_training(config, resume, resume=True)
+    else:
+        config = apply_overrides(
+            resolve_config(preset, env, frames=frames, seed=seed, backend=backend), set
+        )
+        result = run_training(config, run_dir)
+    if report and not result.interrupted:
+        _write_run_report(result.run_dir)
+
+
+def _write_run_report(run_dir: Path) -> None:
+    from gdi.evaluation.report import write_run_report
+
+    out = write_run_report([run_dir], out_dir=Path(run_dir) / "report")
+    print(f"report: {out}")
+
+
+def config(preset: str = "gdi-i3", env: str = "minatar:breakout",
+           set: tuple[str, ...] = ()) -> None:
+    """Print the fully resolved config of a preset on an environment, every field with its
+    value and meaning (what `gdi train --set field=value` can change).
+
+    Args:
+        preset: Preset name.
+        env: Environment spec.
+        set: Overrides field=value, applied as `gdi train` would.
+    """
+    from rich.console import Console
+    from rich.table import Table
+
+    from gdi.config import apply_overrides, field_docs
+    from gdi.presets import resolve_config
+
+    resolved = apply_overrides(resolve_config(preset, env), set)
+    docs = field_docs()
+    table = Table(title=f"{preset} on {env}")
+    for column in ("field", "value", "meaning"):
+        table.add_column(column, overflow="fold")
+    for name, value in resolved.to_dict().items():
+        table.add_row(name, repr(value), docs.get(name, ""))
+    Console().print(table)
+
+
+def presets() -> None:
+    """List the presets as the paper's Tab. "Summary of Algorithms of Ablation Study" does:
+    category, π_λ, Λ, P_Λ⁽⁰⁾, E and T."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from gdi.presets import preset_table
+
+    rows = preset_table()
+    table = Table(title="gdi presets (paper Tab. \"Summary of Algorithms of Ablation Study\")")
+    for column in rows[0]:
+        table.add_column(column, overflow="fold")
+    for row in rows:
+        table.add_row(*row.values())
+    Console().print(table)
+
+
+def evaluate(
+    run: Positional[Path],
+    checkpoint: str = "latest",
+    episodes: int = 32,
+    envs: int = 32,
+    seed: int | None = None,
+) -> None:
+    """Play evaluation episodes with a run's checkpoint on fresh environments (raw,
+    undiscounted returns, the paper's episode cap) and write eval/<checkpoint>.json.
+
+    Args:
+        run: The run folder.
+        checkpoint: latest, or a checkpoint file's path.
+        episodes: Evaluation episodes (paper: 32), one environment each, distinct seeds.
+        envs: Environments stepped at once.
+        seed: Seed of the first evaluation environment (default: derived from the run's seed).
+    """
+    from rich.progress import Progress
+
+    from gdi.runtime.evaluator import evaluate_checkpoint
+
+    with Progress(transient=True) as progress:
+        task = progress.add_task("evaluating", total=episodes)
+        path, results = evaluate_checkpoint(
+            run, checkpoint, episodes, envs, seed,
+            on_episode=lambda: progress.advance(task),
+        )
+    returns = [r["return"] for r in results]
+    print(f"{len(returns)} episodes: mean return {sum(returns) / len(returns):.2f} "
+          f"(min {min(returns):.2f}, max {max(returns):.2f}) -> {path}")
+
+
+def plot_meta(run: Positional[Path], out: Path | None = None) -> None:
+    """Plot what E learned in a run: the sampled λ over frames and the return per λ region
+    (from the run's meta.jsonl); writes a PNG (default RUN/meta.png).
+
+    Args:
+        run: The run folder.
+        out: Where to write the PNG.
+    """
+    from gdi.runtime.meta_log import plot_run_meta
+
+    print(plot_run_meta(run, out))
+
+
+def meta_demo(
+    controller: Literal["bandit", "uniform", "fixed", "sliding_window_ucb"] = "bandit",
+    dims: Literal[1, 3] = 3,
+    episodes: int = 3000,
+    noise: float = 0.1,
+    seed: int = 0,
+    out: Path = Path("meta-demo.png"),
+) -> None:
+    """Watch operator E at work without an environment: a controller samples λ against a
+    synthetic return surface (smooth, one optimum λ*, a lower decoy bump, Gaussian noise);
+    writes a PNG of the sampled λ over episodes and prints how many of the last 500 samples
+    are near λ* next to uniform sampling's share.
+
+    Args:
+        controller: Operator E: paper's bandit ensemble, uniform, fixed, Agent57's SW-UCB.
+        dims: 1 (λ = 1/τ, GDI-I¹) or 3 (λ = (1/τ₁, 1/τ₂, ε), GDI-I³/H³).
+        episodes: Episodes (sample → return → update rounds).
+        noise: Standard deviation of the return noise (the peak return is 1).
+        seed: Seed of the controller and of the noise.
+        out: Where to write the PNG.
+    """
+    from gdi.meta.synthetic import demo_summary, run_demo, save_demo_plot
+
+    result = run_demo(controller, dims=dims, episodes=episodes, noise=noise, seed=seed)
+    print(demo_summary(result))
+    print(f"wrote {save_demo_plot(result, out)}")
+
+
+def report(
+    runs: tyro.conf.Positional[tuple[Path, ...]] = (),
+    compare: str = "rainbow,impala,agent57,gdi-i3,gdi-h3",
+    out: Path | None = None,
+    paper: bool = False,
+    reps: int = 2000,
+) -> None:
+    """Report runs beside the paper's algorithms: Markdown, PNG figures and a CSV of every
+    number. Atari runs get raw score, HNS, HWRNS and SABER per game, aggregates with
+    confidence intervals across seeds, learning curves and learning efficiency (paper App.
+    "Evaluation Metrics for ALE"); other environments get raw returns only.
+
+    Args:
+        runs: Run folders (each with config.json and eval/*.json).
+        compare: The paper's algorithms shown beside Atari runs, comma-separated: gdi-i3,
+            gdi-h3, rainbow, impala, laser, r2d2, ngu, agent57, muzero, dreamerv2, simple,
+            muesli, go-explore.
+        out: Report folder (default: RUN/report for one run, report/ beside several).
+        paper: Print the paper's "Full performance comparison" table, recomputed from its
+            per-game scores.
+        reps: Bootstrap resamples of each confidence interval (rliable).
+    """
+    from gdi.evaluation.paper import format_full_comparison
+    from gdi.evaluation.report import write_report
+
+    if not runs and not paper:
+        raise ValueError("give run folders to report on, or --paper")
+    if paper:
+        print(format_full_comparison())
+    if runs:
+        result = write_report(runs, out, compare=compare, reps=reps)
+        print(f"report: {result.markdown} ({len(result.files)} files)")
+
+
 def _commands() -> dict:
-    return {}
+    return {
+        "train": train,
+        "presets": presets,
+        "config": config,
+        "evaluate": evaluate,
+        "plot-meta": plot_meta,
+        "meta-demo": meta_demo,
+        "report": report,
+    }
 
 
 def main(argv: list[str] | None = None) -> None:

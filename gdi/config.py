@@ -126,6 +126,11 @@ class Config:
     """Most recent checkpoints kept on disk."""
 
     def __post_init__(self) -> None:
+        # Dict-valued fields are kept in their JSON form (tuples as lists), so that a config
+        # read back from config.json compares equal to the one that wrote it.
+        for name in ("env_overrides", "meta_kwargs"):
+            object.__setattr__(self, name, _json_form(getattr(self, name)))
+        object.__setattr__(self, "reward_shapes", tuple(self.reward_shapes))
         _validate(self)
 
     # --- conversions ----------------------------------------------------------------------------
@@ -150,6 +155,14 @@ class Config:
     def sequence_length(self) -> int:
         """Transitions per stored sequence (burn-in + learning part)."""
         return self.burn_in + self.seq_len
+
+
+def _json_form(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {str(k): _json_form(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_json_form(v) for v in value]
+    return value
 
 
 def _positive(cfg: Config, *names: str) -> None:

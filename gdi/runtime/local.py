@@ -163,9 +163,12 @@ class LocalBackend:
         self.stop_event.set()
         deadline = time.monotonic() + 10.0
         while any(p.is_alive() for p in self.processes) and time.monotonic() < deadline:
-            try:  # unblock actors waiting to put
+            try:  # unblock actors waiting to put; what they sent is discarded
                 self.messages.get(timeout=0.1)
             except queue_module.Empty:
+                pass
+            except (OSError, EOFError):
+                # A message whose sender already exited: its shared-memory handle is gone.
                 pass
         for process in self.processes:
             if process.is_alive():

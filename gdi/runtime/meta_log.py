@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from gdi.policy_space import get_policy_space
+from gdi.runtime.components import build_controller
 from gdi.runtime.run_dir import read_config
 
 
@@ -39,11 +40,9 @@ def plot_run_meta(run_dir: Path, out: Path | None = None) -> Path:
     config, _ = read_config(run_dir)
     frames, lambdas, returns = load_meta_log(run_dir)
     names = get_policy_space(config.policy_space).index_names
-    ranges = config.meta_kwargs.get("ranges")
-    if ranges is None:  # fixed or set-valued E: the span of what was sampled
-        ranges = [(float(lambdas[:, i].min()), float(lambdas[:, i].max())) for i in
-                  range(lambdas.shape[1])]
+    # λ-space ranges from the controller itself (its search coordinates may be transformed).
+    ranges = build_controller(config, config.seed).lambda_ranges
     return plot_meta_history(
-        frames, lambdas, returns, names, [tuple(r) for r in ranges],
+        frames, lambdas, returns, names, [tuple(float(v) for v in r) for r in ranges],
         out or run_dir / "meta.png", title=f"What E learned: {run_dir.name}",
     )

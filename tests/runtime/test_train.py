@@ -1,0 +1,174 @@
+"""End-to-end runs of `gdi train` on small environments: files written, determinism, exact
+resume, the local backend, SIGTERM, and bad input. Kept small so the file runs in a minute or
+two on 2 cores."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from gdi.cli import main
+from gdi.config import apply_overrides
+from gdi.presets import resolve_config
+from gdi.runtime.checkpoint import latest_checkpoint, load_checkpoint
+from gdi.runtime.wiring import train
+
+TINY = [
+    "envs_per_actor=4", "burn_in=2", "seq_len=4", "seq_stride=4", "batch_size=4",
+    "min_replay=8", "replay_capacity=32", "lstm_units=16", "warmup_steps=2", "pull_every=4",
+    "push_every=2", "log_every=200", "eval_every=400", "eval_episodes=2",
+]
+
+
+def tiny_config(preset="gdi-i3", env="gym:CartPole-v1", frames=800, backend="inline", **extra):
+    cfg = resolve_config(preset, env, frames=frames, seed=3, backend=backend)
+    return apply_overrides(cfg, TINY + [f"{k}={v}" for k, v in extra.items()])
+
+
+def rows(path: Path, drop_perf: bool = True) -> list[dict]:
+    out = []
+    for line in path.read_text().splitlines():
+        row = json.loads(line)
+        if drop_perf:
+            row = {k: v for k, v in row.items() if not k.startswith("perf/")}
+        out.append(row)
+    return out
+
+
+def test_inline_run_writes_a_complete_run_folder(tmp_path):
+    result = train(tiny_config(), tmp_path / "run", show_progress=False)
+    run = result.run_dir
+    assert result.frames >= 800 and not result.interrupted
+    config = json.loads((run / "config.json").read_text())
+    assert config["preset"] == "gdi-i3" and config["env"] == "gym:CartPole-v1"
+    assert config["provenance"]["versions"]["torch"] == torch.__version__.split("+")[0] or \
+        config["provenance"]["versions"]["torch"].startswith(torch.__version__.split("+")[0])
+    assert "env_settings" in config
+    assert not any(key.isupper() for key in config)  # no environment variables
+    metrics = rows(run / "metrics.jsonl", drop_perf=False)
+    assert any("losses/total" in r for r in metrics)
+    assert any("charts/episodic_return" in r for r in metrics)
+    assert any("perf/fps" in r for r in metrics)
+    meta = [json.loads(line) for line in (run / "meta.jsonl").read_text().splitlines()]
+    assert meta and all(len(m["lambda"]) == 3 for m in meta)
+    assert sorted(p.name for p in (run / "eval").iterdir())  # periodic + final evaluation
+    assert latest_checkpoint(run).is_file()
+    assert list((run / "tensorboard").iterdir())
+
+
+@pytest.mark.parametrize("preset", ["gdi-h3", "gdi-i1", "gdi-i0"])
+def test_every_preset_trains(tmp_path, preset):
+    result = train(tiny_config(preset, frames=400), tmp_path / preset, show_progress=False)
+    metrics = rows(result.run_dir / "metrics.jsonl")
+    losses = [r["losses/total"] for r in metrics if "losses/total" in r]
+    assert losses and all(np.isfinite(losses))
+
+
+def test_inline_is_deterministic_for_a_seed(tmp_path):
+    a = train(tiny_config(), tmp_path / "a", show_progress=False, tensorboard=False)
+    b = train(tiny_config(), tmp_path / "b", show_progress=False, tensorboard=False)
+    assert rows(a.run_dir / "metrics.jsonl") == rows(b.run_dir / "metrics.jsonl")
+    assert (a.run_dir / "meta.jsonl").read_text() == (b.run_dir / "meta.jsonl").read_text()
+
+
+def test_interrupted_and_resumed_equals_uninterrupted(tmp_path):
+    config = tiny_config(frames=1200)
+    whole = train(config, tmp_path / "whole", show_progress=False, tensorboard=False)
+    cut = train(config, tmp_path / "cut", stop_when=lambda frames: frames >= 600,
+                show_progress=False, tensorboard=False)
+    assert cut.interrupted and cut.frames < 1200
+    resumed = train(config, tmp_path / "cut", resume=True, show_progress=False,
+                    tensorboard=False)
+    assert resumed.frames == whole.frames
+    assert rows(resumed.run_dir / "metrics.jsonl") == rows(whole.run_dir / "metrics.jsonl")
+    assert (resumed.run_dir / "meta.jsonl").read_text() == \
+        (whole.run_dir / "meta.jsonl").read_text()
+    final_a = load_checkpoint(latest_checkpoint(whole.run_dir))["learner"]["net"]
+    final_b = load_checkpoint(latest_checkpoint(resumed.run_dir))["learner"]["net"]
+    for key in final_a:
+        torch.testing.assert_close(final_a[key], final_b[key], rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("env", ["minatar:breakout", "gym:CartPole-v1"])
+def test_local_backend_smoke(tmp_path, env):
+    config = tiny_config(env=env, frames=3000, backend="local", num_actors=2)
+    result = train(config, tmp_path / "local", show_progress=False)
+    assert result.frames >= 3000
+    for name in ("config.json", "metrics.jsonl", "meta.jsonl"):
+        assert (result.run_dir / name).stat().st_size > 0
+    metrics = rows(result.run_dir / "metrics.jsonl")
+    assert any("losses/total" in r for r in metrics)
+    assert load_checkpoint(latest_checkpoint(result.run_dir))["controllers"][0] is not None
+
+
+def test_sigterm_during_a_local_run_leaves_a_loadable_checkpoint(tmp_path):
+    run = tmp_path / "run"
+    cmd = [sys.executable, "-m", "gdi.cli", "train", "--env", "gym:CartPole-v1",
+           "--frames", "10000000", "--run-dir", str(run), "--no-report", "--set", *TINY]
+    process = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:  # wait until it is really training
+        metrics = run / "metrics.jsonl"
+        if metrics.exists() and "losses/total" in metrics.read_text():
+            break
+        time.sleep(0.5)
+    process.send_signal(signal.SIGTERM)
+    output = process.communicate(timeout=120)[0].decode()
+    assert process.returncode == 0, output
+    assert "--resume" in output
+    payload = load_checkpoint(latest_checkpoint(run))
+    assert 0 < payload["frames"] < 10_000_000
+
+
+def test_run_folder_is_never_overwritten(tmp_path, capsys):
+    run = tmp_path / "exists"
+    run.mkdir()
+    with pytest.raises(SystemExit) as exit_info:
+        main(["train", "--env", "gym:CartPole-v1", "--run-dir", str(run), "--backend", "inline"])
+    assert exit_info.value.code == 2
+    assert "already exists" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["train", "--preset", "gdi-i4"], "unknown preset"),
+        (["train", "--env", "atari:Pong"], "must start with one of"),
+        (["train", "--env", "minatar:brekout"], "breakout"),
+        (["train", "--set", "lerning_rate=0.1"], "did you mean learning_rate"),
+        (["train", "--set", "discount=2"], "discount must be in"),
+        (["evaluate", "/nonexistent/run"], "not a gdi run folder"),
+    ],
+)
+def test_bad_input_is_one_clear_line(argv, message, capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err and "Traceback" not in err and len(err.splitlines()) == 1
+
+
+def test_resume_with_a_conflicting_config_is_refused(tmp_path, capsys):
+    result = train(tiny_config(frames=200), tmp_path / "run", show_progress=False,
+                   tensorboard=False)
+    with pytest.raises(SystemExit):
+        main(["train", "--resume", str(result.run_dir), "--preset", "gdi-h3"])
+    assert "conflicting" in capsys.readouterr().err
+
+
+def test_evaluate_command_writes_scores(tmp_path, capsys):
+    result = train(tiny_config(frames=400), tmp_path / "run", show_progress=False,
+                   tensorboard=False)
+    main(["evaluate", str(result.run_dir), "--episodes", "3", "--envs", "2"])
+    written = json.loads(next((result.run_dir / "eval").glob("ckpt_*.json")).read_text())
+    assert len(written["episodes"]) == 3
+    assert all(ep["return"] > 0 for ep in written["episodes"])  # CartPole pays 1 per step
+    assert os.path.exists(result.run_dir / "eval")
