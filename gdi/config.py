@@ -111,6 +111,9 @@ class Config:
     """The learner pushes parameters to the parameter server every this many steps."""
     learner_device: str = "cpu"
     """Device of the learner: cpu or cuda (actors always act on the CPU)."""
+    torch_threads: int = 0
+    """CPU threads of the learner process; 0 = the cores left over by actor processes (at least
+    1). More threads than free cores makes PyTorch spin and run many times slower."""
 
     # --- what the run writes ----------------------------------------------------------------
     log_every: int = 50_000
@@ -188,7 +191,7 @@ def _validate(cfg: Config) -> None:
     )
     _non_negative(
         cfg, "burn_in", "warmup_steps", "weight_decay", "value_loss_scale", "q_loss_scale",
-        "pg_loss_scale", "entropy_scale", "aux_loss_scale", "eval_every",
+        "pg_loss_scale", "entropy_scale", "aux_loss_scale", "eval_every", "torch_threads",
         "seed", "min_replay",
     )
     if cfg.backend not in BACKENDS:

@@ -1,1 +1,37 @@
-"""gdi.nets"""
+"""gdi.nets: the parameters Θ of GDI — torsos, the LSTM core, A/V heads and the auxiliary
+dynamics heads, for one parameter family (GDI-I) or two (GDI-H).
+
+Paper: App. "Algorithm Pseudocode" (Eqs. "i3/h3 casa equ") and App. "Hyperparameters"
+(IMPALA deep backbone, LSTM 256, burn-in 40 + sequence 80 with stored state, auxiliary forward
+and inverse dynamics). The runtime calls :func:`build` and the :class:`GDINetwork` methods
+``initial_state``, ``forward`` and ``auxiliary_losses``.
+"""
+
+from gdi.nets.core import LSTMCore
+from gdi.nets.dynamics import ForwardDynamicsHead, InverseDynamicsHead
+from gdi.nets.network import FAMILIES, FamilyNetwork, GDINetwork, NetOutputs, build
+from gdi.nets.torsos import (
+    TORSOS,
+    ImpalaDeepTorso,
+    MinAtarTorso,
+    MLPTorso,
+    make_torso,
+    preprocess_observations,
+)
+
+__all__ = [
+    "FAMILIES",
+    "TORSOS",
+    "FamilyNetwork",
+    "ForwardDynamicsHead",
+    "GDINetwork",
+    "ImpalaDeepTorso",
+    "InverseDynamicsHead",
+    "LSTMCore",
+    "MLPTorso",
+    "MinAtarTorso",
+    "NetOutputs",
+    "build",
+    "make_torso",
+    "preprocess_observations",
+]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 from gdi.config import Config
 from gdi.envs import make_vector_env
 from gdi.meta import make_controller
@@ -30,3 +32,13 @@ def env_shapes(env_config, seed: int) -> tuple[tuple[int, ...], int]:
         return tuple(env.single_observation_space.shape), int(env.single_action_space.n)
     finally:
         env.close()
+
+
+def learner_threads(config: Config) -> int:
+    """Threads for the learner process: as configured, else the cores not taken by actor
+    processes (local backend) or all cores (inline backend)."""
+    if config.torch_threads > 0:
+        return config.torch_threads
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    actors = config.num_actors if config.backend == "local" else 0
+    return max(1, (cores or 1) - actors)

@@ -23,7 +23,7 @@ from gdi.config import Config
 from gdi.envs import resolve_env
 from gdi.policy_space import get_policy_space
 from gdi.runtime.checkpoint import latest_checkpoint, load_checkpoint
-from gdi.runtime.components import build_network, env_shapes
+from gdi.runtime.components import build_network, env_shapes, learner_threads
 from gdi.runtime.inline import InlineBackend
 from gdi.runtime.learner import Learner
 from gdi.runtime.progress import TrainingProgress
@@ -110,6 +110,8 @@ def train(
     run_dir = Path(run_dir)
 
     torch.manual_seed(config.seed)
+    previous_threads = torch.get_num_threads()
+    torch.set_num_threads(learner_threads(config))
     obs_shape, num_actions = env_shapes(env_config, config.seed)
     space = get_policy_space(config.policy_space)
     learner = Learner(config, build_network(config, obs_shape, num_actions),
@@ -152,6 +154,7 @@ def train(
             progress.close()
         backend.close()
         trainer.close()
+        torch.set_num_threads(previous_threads)
 
 
 def report_progress(trainer: Trainer, progress: TrainingProgress | None) -> None:

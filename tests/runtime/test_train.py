@@ -23,7 +23,7 @@ from gdi.runtime.wiring import train
 TINY = [
     "envs_per_actor=4", "burn_in=2", "seq_len=4", "seq_stride=4", "batch_size=4",
     "min_replay=8", "replay_capacity=32", "lstm_units=16", "warmup_steps=2", "pull_every=4",
-    "push_every=2", "log_every=200", "eval_every=400", "eval_episodes=2",
+    "push_every=2", "log_every=200", "eval_every=400", "eval_episodes=2", "torch_threads=1",
 ]
 
 

@@ -1,0 +1,309 @@
+"""The GDI network Θ: one parameter family (GDI-I, θ₁ = θ₂) or two (GDI-H, θ₁ and θ₂).
+
+Paper: App. "Algorithm Pseudocode", Eq. "i3 casa equ" (one family: A = A_θ(s), V = V_θ(s)) and
+Eq. "h3 casa equ" (two families, A_θ₁, V_θ₁ and A_θ₂, V_θ₂); App. "Hyperparameters" (IMPALA
+deep backbone, LSTM 256, burn-in with stored state, auxiliary forward and inverse dynamics).
+Ā = A − E_π[A] and Q = Ā + V are computed by the loss (``gdi.learning.dueling``), not here.
+
+One family is, as in R2D2 (Kapturowski et al. 2019) on an IMPALA torso:
+
+    obs[t] ── torso ── e_t ───────┐
+    one-hot prev_action[t] ───────┼── LSTM ── h_t ──┬── linear → A(s_t, ·)  [A]
+    prev_reward[t] ───────────────┘                 └── linear → V(s_t)     [1]
+    (e_t, e_{t+1}, a_t) ── dynamics heads → auxiliary losses (training only)
+
+GDI-H's families share nothing (torso, core, heads, dynamics heads) and are built one after
+the other, so they start from different random draws. They run one after the other in
+``forward``: on CPU a batched run of both (``torch.func.vmap`` over stacked parameters, i.e.
+grouped convolutions) was measured ~1.7-2.5× slower than the loop (benchmarks/nets.py).
+
+Alignment, stated once: ``prev_action[t]`` and ``prev_reward[t]`` are the action taken and the
+reward received *before* ``obs[t]``; ``reset[t]`` is True where ``obs[t]`` is the first
+observation of an episode. There the recurrent state is zeroed before step t and the previous
+action and reward inputs are zeroed (whatever the arrays hold there: a placeholder action such
+as −1, or NaN, is never read).
+"""
+
+from __future__ import annotations
+
+from numbers import Integral
+from typing import NamedTuple
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from gdi.learning.auxiliary import forward_dynamics_loss, inverse_dynamics_loss
+from gdi.nets.core import LSTMCore
+from gdi.nets.dynamics import ForwardDynamicsHead, InverseDynamicsHead
+from gdi.nets.torsos import TORSOS, make_torso, preprocess_observations
+
+__all__ = ["FAMILIES", "FamilyNetwork", "GDINetwork", "NetOutputs", "build"]
+
+#: Allowed numbers of parameter families: 1 (GDI-I, θ₁ = θ₂) or 2 (GDI-H, θ₁ ≠ θ₂).
+FAMILIES = (1, 2)
+
+
+class NetOutputs(NamedTuple):
+    """What the network computes for ``[T, B]`` observations, family-major."""
+
+    adv: torch.Tensor  # [F, T, B, A] advantages A_θf(s_t, ·)
+    value: torch.Tensor  # [F, T, B] V_θf(s_t)
+    embedding: torch.Tensor  # [F, T, B, E] torso outputs e_t, input of the dynamics heads
+
+
+class FamilyNetwork(nn.Module):
+    """One parameter family θ_f: torso, LSTM core, A and V heads, optional dynamics heads."""
+
+    def __init__(
+        self,
+        obs_shape: tuple[int, ...],
+        num_actions: int,
+        torso: str,
+        lstm_units: int,
+        aux: bool,
+        torso_kwargs: dict,
+    ):
+        super().__init__()
+        self.torso = make_torso(torso, obs_shape, **torso_kwargs)
+        self.embedding_size = self.torso.output_size
+        # LSTM input: [e_t, one-hot a_{t−1}, r_{t−1}] (R2D2).
+        self.core = LSTMCore(self.embedding_size + num_actions + 1, lstm_units)
+        self.adv_head = nn.Linear(lstm_units, num_actions)
+        self.value_head = nn.Linear(lstm_units, 1)
+        if aux:
+            self.inverse_dynamics = InverseDynamicsHead(self.embedding_size, num_actions)
+            self.forward_dynamics = ForwardDynamicsHead(self.embedding_size, num_actions)
+
+    def forward(
+        self,
+        x: torch.Tensor,
+        action_reward: torch.Tensor,
+        reset: torch.Tensor,
+        state: torch.Tensor,
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+        """``x [T·B, *obs_shape]`` preprocessed, ``action_reward [T, B, A + 1]``, ``reset [T, B]``,
+        ``state [B, 2, H]`` → adv ``[T, B, A]``, value ``[T, B]``, embedding ``[T, B, E]``,
+        state ``[B, 2, H]``."""
+        num_steps, batch = reset.shape
+        embedding = self.torso(x).view(num_steps, batch, self.embedding_size)
+        core_out, state = self.core(torch.cat((embedding, action_reward), dim=-1), reset, state)
+        return self.adv_head(core_out), self.value_head(core_out)[..., 0], embedding, state
+
+
+def _check_tensor(name: str, tensor: torch.Tensor, shape: tuple[int, ...], kind: str) -> None:
+    """ValueError naming ``name`` unless ``tensor`` has ``shape`` and dtype kind ``kind``."""
+    if not isinstance(tensor, torch.Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor, got {type(tensor).__name__}")
+    if tuple(tensor.shape) != shape:
+        raise ValueError(f"{name} must have shape {shape}, got {tuple(tensor.shape)}")
+    ok = {
+        "bool": tensor.dtype == torch.bool,
+        "int": not tensor.is_floating_point() and not tensor.is_complex()
+        and tensor.dtype != torch.bool,
+        "float": tensor.is_floating_point(),
+    }[kind]
+    if not ok:
+        raise ValueError(f"{name} must be a {kind} tensor, got dtype {tensor.dtype}")
+
+
+class GDINetwork(nn.Module):
+    """Θ for GDI-I (``families=1``) or GDI-H (``families=2``); build it with :func:`build`.
+
+    Attributes: ``families`` (F), ``num_actions`` (A), ``lstm_units`` (H), ``embedding_size``
+    (E), ``obs_shape``, ``torso``, ``aux``; ``family_nets[f]`` is family f's
+    :class:`FamilyNetwork`.
+    """
+
+    def __init__(
+        self,
+        obs_shape: tuple[int, ...],
+        num_actions: int,
+        *,
+        torso: str,
+        lstm_units: int,
+        families: int,
+        aux: bool,
+        torso_kwargs: dict,
+    ):
+        super().__init__()
+        self.obs_shape = tuple(obs_shape)
+        self.num_actions = num_actions
+        self.lstm_units = lstm_units
+        self.families = families
+        self.torso = torso
+        self.aux = aux
+        self.family_nets = nn.ModuleList(
+            FamilyNetwork(self.obs_shape, num_actions, torso, lstm_units, aux, torso_kwargs)
+            for _ in range(families)
+        )
+        self.embedding_size = self.family_nets[0].embedding_size
+
+    def _param(self) -> torch.Tensor:
+        return next(self.parameters())
+
+    def initial_state(
+        self, batch_size: int, device: torch.device | str | None = None
+    ) -> torch.Tensor:
+        """Zero recurrent state ``[B, F, 2, H]`` (h then c), batch-first so an actor can slice
+        and stack it per environment; on the parameters' device unless ``device`` is given."""
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 0:
+            raise ValueError(f"batch_size must be an int >= 0, got {batch_size!r}")
+        param = self._param()
+        return torch.zeros(
+            batch_size, self.families, 2, self.lstm_units,
+            dtype=param.dtype, device=param.device if device is None else device,
+        )
+
+    def forward(
+        self,
+        obs: torch.Tensor,
+        prev_action: torch.Tensor,
+        prev_reward: torch.Tensor,
+        reset: torch.Tensor,
+        state: torch.Tensor,
+    ) -> tuple[NetOutputs, torch.Tensor]:
+        """Unroll every family over ``T`` steps of ``B`` environments.
+
+        Args:
+          obs: ``[T, B, *obs_shape]``; uint8 is scaled by 1/255, other dtypes used as-is.
+          prev_action: ``[T, B]`` integer, the action taken before ``obs[t]``.
+          prev_reward: ``[T, B]`` float, the reward received before ``obs[t]``, fed as given.
+          reset: ``[T, B]`` bool, True where ``obs[t]`` starts an episode: the state is zeroed
+            before step t and ``prev_action[t]``, ``prev_reward[t]`` are replaced by zeros.
+          state: ``[B, F, 2, H]`` float, the state before ``obs[0]``.
+
+        Returns:
+          ``(NetOutputs(adv [F, T, B, A], value [F, T, B], embedding [F, T, B, E]),
+          state [B, F, 2, H])``, the state after ``obs[T − 1]``.
+        """
+        if not isinstance(obs, torch.Tensor):
+            raise TypeError(f"obs must be a torch.Tensor, got {type(obs).__name__}")
+        if obs.dim() != 2 + len(self.obs_shape) or tuple(obs.shape[2:]) != self.obs_shape:
+            dims = ", ".join(map(str, self.obs_shape))
+            raise ValueError(
+                f"obs must have shape [T, B, *obs_shape] = [T, B, {dims}], got {tuple(obs.shape)}"
+            )
+        num_steps, batch = obs.shape[:2]
+        if num_steps < 1:
+            raise ValueError(f"obs must have at least one time step, got {tuple(obs.shape)}")
+        _check_tensor("prev_action", prev_action, (num_steps, batch), "int")
+        _check_tensor("prev_reward", prev_reward, (num_steps, batch), "float")
+        _check_tensor("reset", reset, (num_steps, batch), "bool")
+        _check_tensor("state", state, (batch, self.families, 2, self.lstm_units), "float")
+
+        dtype = self._param().dtype
+        state = state.to(dtype)
+        x = preprocess_observations(obs.reshape(num_steps * batch, *self.obs_shape), dtype)
+        # Previous action and reward, zeroed at episode starts (placeholders there never read).
+        safe_action = torch.where(reset, torch.zeros_like(prev_action), prev_action).long()
+        one_hot = F.one_hot(safe_action, self.num_actions).to(dtype)
+        one_hot = one_hot.masked_fill(reset.unsqueeze(-1), 0.0)
+        reward = prev_reward.to(dtype).masked_fill(reset, 0.0)
+        action_reward = torch.cat((one_hot, reward.unsqueeze(-1)), dim=-1)  # [T, B, A + 1]
+
+        per_family = [
+            net(x, action_reward, reset, state[:, f]) for f, net in enumerate(self.family_nets)
+        ]
+        adv, value, embedding = (
+            part[0].unsqueeze(0) if len(part) == 1 else torch.stack(part)
+            for part in list(zip(*per_family, strict=True))[:3]
+        )
+        # The state is batch-first [B, F, 2, H] (and contiguous, for the actor's numpy copy).
+        new_state = torch.stack([out[3] for out in per_family], dim=1)
+        return NetOutputs(adv, value, embedding), new_state
+
+    def auxiliary_losses(
+        self, outputs: NetOutputs, actions: torch.Tensor, valid: torch.Tensor
+    ) -> dict[str, torch.Tensor]:
+        """Inverse and forward dynamics losses on ``outputs.embedding`` (empty when aux=False).
+
+        Alignment: with T observations in ``outputs``, row t of ``actions [T − 1, B]`` (integer)
+        is a_t, the action taken at ``obs[t]``, and ``valid [T − 1, B]`` (float) is 0 where
+        ``obs[t + 1]`` starts a new episode (the learner passes 1 − done). So for t < T − 1:
+        the inverse head predicts a_t from (e_t, e_{t+1}) and the forward head predicts
+        e_{t+1} (detached) from (e_t, one-hot a_t). Each family's masked mean losses
+        (``gdi.learning.auxiliary``) are summed over families, so each family's parameters get
+        exactly the gradient of their own losses (as the main losses, summed in
+        ``gdi.learning.loss``).
+
+        Returns:
+          ``{"inverse_dynamics": scalar, "forward_dynamics": scalar}``.
+        """
+        if not self.aux:
+            return {}
+        embedding = outputs.embedding
+        if not isinstance(embedding, torch.Tensor) or embedding.dim() != 4 or (
+            embedding.shape[0] != self.families or embedding.shape[3] != self.embedding_size
+        ):
+            got = tuple(embedding.shape) if isinstance(embedding, torch.Tensor) else embedding
+            raise ValueError(
+                f"outputs.embedding must be [F, T, B, E] with F = {self.families}, E = "
+                f"{self.embedding_size}, got {got}"
+            )
+        num_steps, batch = embedding.shape[1:3]
+        if num_steps < 2:
+            raise ValueError(
+                f"auxiliary losses need T >= 2 observations (a transition), got T = {num_steps}"
+            )
+        _check_tensor("actions", actions, (num_steps - 1, batch), "int")
+        _check_tensor("valid", valid, (num_steps - 1, batch), "float")
+        # Masked rows may hold a placeholder action (e.g. padding): one-hot reads 0 there.
+        safe_actions = torch.where(valid > 0, actions, torch.zeros_like(actions)).long()
+        inverse, forward = [], []
+        for f, net in enumerate(self.family_nets):
+            e_t, e_tp1 = embedding[f, :-1], embedding[f, 1:]
+            inverse.append(inverse_dynamics_loss(net.inverse_dynamics(e_t, e_tp1), actions, valid))
+            forward.append(
+                forward_dynamics_loss(net.forward_dynamics(e_t, safe_actions), e_tp1, valid)
+            )
+        return {
+            "inverse_dynamics": torch.stack(inverse).sum(),
+            "forward_dynamics": torch.stack(forward).sum(),
+        }
+
+
+def build(
+    obs_shape: tuple[int, ...],
+    num_actions: int,
+    *,
+    torso: str = "impala_deep",
+    lstm_units: int = 256,
+    families: int = 1,
+    aux: bool = True,
+    torso_kwargs: dict | None = None,
+) -> GDINetwork:
+    """The GDI network for observations of ``obs_shape`` and ``num_actions`` discrete actions.
+
+    Defaults are the paper's (App. "Hyperparameters"): IMPALA deep torso, LSTM 256, auxiliary
+    dynamics heads; ``families=2`` for GDI-H³. ``torso`` ∈ :data:`gdi.nets.TORSOS`;
+    ``torso_kwargs`` are passed to the torso class (e.g. ``{"layout": "HWC"}``). Parameters are
+    drawn from torch's global generator: seed it for reproducible weights.
+
+    Raises:
+      ValueError: naming the bad value and what is allowed.
+    """
+    if torso not in TORSOS:
+        raise ValueError(f"unknown torso {torso!r}; allowed: {tuple(TORSOS)}")
+    if isinstance(families, bool) or families not in FAMILIES:
+        raise ValueError(
+            f"families must be 1 (GDI-I, θ₁ = θ₂) or 2 (GDI-H, θ₁ ≠ θ₂); got {families!r}"
+        )
+    if (
+        not isinstance(obs_shape, tuple | list)
+        or not obs_shape
+        or not all(isinstance(d, Integral) and not isinstance(d, bool) and d >= 1 for d in obs_shape)
+    ):
+        raise ValueError(
+            f"obs_shape must be a non-empty tuple of positive ints, got {obs_shape!r}"
+        )
+    for name, value in (("num_actions", num_actions), ("lstm_units", lstm_units)):
+        if isinstance(value, bool) or not isinstance(value, Integral) or value < 1:
+            raise ValueError(f"{name} must be an int >= 1, got {value!r}")
+    if torso_kwargs is not None and not isinstance(torso_kwargs, dict):
+        raise ValueError(f"torso_kwargs must be a dict or None, got {type(torso_kwargs).__name__}")
+    return GDINetwork(
+        tuple(int(d) for d in obs_shape), int(num_actions), torso=torso,
+        lstm_units=int(lstm_units), families=int(families),
+        aux=bool(aux), torso_kwargs=dict(torso_kwargs or {}),
+    )

@@ -1,0 +1,231 @@
+"""Torsos: observation → embedding ``e`` of one parameter family.
+
+Paper: App. "Hyperparameters", row "Backbone: IMPALA, deep" — the deep residual network of
+IMPALA (Espeholt et al. 2018, Fig. 3 right). Two small torsos make the same agent runnable where
+IMPALA's is oversized: ``minatar`` (the conv net of the MinAtar baselines, Young & Tian 2019)
+and ``mlp`` (vector observations).
+
+Every torso maps a batch ``[N, *obs_shape]`` of *preprocessed* float observations (see
+:func:`preprocess_observations`) to ``[N, output_size]``. Image torsos read observations
+channels-first ``[C, H, W]`` by default, which is what ``gdi.envs`` delivers for ALE (stacked
+frames first) and MinAtar (channels moved first); ``layout="HWC"`` reads channels-last images.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import torch
+from torch import nn
+
+__all__ = [
+    "TORSOS",
+    "ImpalaDeepTorso",
+    "MLPTorso",
+    "MinAtarTorso",
+    "make_torso",
+    "preprocess_observations",
+]
+
+LAYOUTS = ("CHW", "HWC")
+
+
+def preprocess_observations(obs: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """Observations as network input: ``uint8`` (ALE frames, MinAtar channels) scaled by 1/255,
+    any other dtype (bool, float vectors) cast to ``dtype`` and used as-is."""
+    if obs.dtype == torch.uint8:
+        return obs.to(dtype).mul_(1.0 / 255.0)
+    return obs.to(dtype)
+
+
+def _check_image_shape(torso: str, obs_shape: tuple[int, ...], layout: str | None) -> tuple[
+    int, int, int, bool
+]:
+    """(C, H, W, channels_last) of an image observation shape, or a ValueError saying why not."""
+    if len(obs_shape) != 3:
+        raise ValueError(
+            f"torso {torso!r} needs image observations of rank 3 ([C, H, W] or, with "
+            f"layout='HWC', [H, W, C]); got obs_shape {obs_shape}"
+        )
+    if layout is not None and layout not in LAYOUTS:
+        raise ValueError(f"layout must be one of {LAYOUTS} (or None for 'CHW'), got {layout!r}")
+    if layout == "HWC":
+        height, width, channels = obs_shape
+    else:
+        channels, height, width = obs_shape
+        # An unstated layout whose last axis is the smallest is almost surely channels-last
+        # (e.g. (84, 84, 4)): read as CHW it would run, silently, on an 84-channel 84×4 image.
+        if layout is None and width < channels and width < height:
+            raise ValueError(
+                f"obs_shape {obs_shape} looks channels-last (its last axis is the smallest), but "
+                f"torso {torso!r} reads [C, H, W]; pass torso_kwargs={{'layout': 'HWC'}} for "
+                f"channels-last images, or {{'layout': 'CHW'}} if {channels} channels is right"
+            )
+    return channels, height, width, layout == "HWC"
+
+
+def _to_nchw(x: torch.Tensor, channels_last: bool) -> torch.Tensor:
+    """``[N, C, H, W]`` logical layout in channels-last memory: the fast path of oneDNN (CPU)
+    and cuDNN convolutions (measured in benchmarks/nets.py: ~1.5-2× on CPU)."""
+    if channels_last:
+        x = x.permute(0, 3, 1, 2)
+    return x.contiguous(memory_format=torch.channels_last)
+
+
+class ResidualBlock(nn.Module):
+    """IMPALA residual block: x + conv(relu(conv(relu(x)))), 3×3 convolutions, same channels."""
+
+    def __init__(self, channels: int):
+        super().__init__()
+        self.conv0 = nn.Conv2d(channels, channels, kernel_size=3, padding=1)
+        self.conv1 = nn.Conv2d(channels, channels, kernel_size=3, padding=1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x + self.conv1(torch.relu(self.conv0(torch.relu(x))))
+
+
+class ImpalaDeepTorso(nn.Module):
+    """IMPALA's deep ResNet (Espeholt et al. 2018, Fig. 3 right), the paper's backbone.
+
+    Per stage: conv 3×3 (stride 1, padding 1) → max-pool 3×3 stride 2 (padding 1) →
+    ``num_blocks`` residual blocks; stages of ``channels`` = (16, 32, 32); then ReLU, flatten,
+    linear to ``out_features`` = 256, ReLU. An 84×84 input leaves 32 × 11 × 11 = 3872 features
+    before the linear layer (84 → 42 → 21 → 11).
+    """
+
+    def __init__(
+        self,
+        obs_shape: tuple[int, ...],
+        *,
+        channels: Sequence[int] = (16, 32, 32),
+        num_blocks: int = 2,
+        out_features: int = 256,
+        layout: str | None = None,
+    ):
+        super().__init__()
+        in_channels, height, width, self.channels_last = _check_image_shape(
+            "impala_deep", obs_shape, layout
+        )
+        channels = tuple(int(c) for c in channels)
+        if not channels or min(channels) < 1 or num_blocks < 0 or out_features < 1:
+            raise ValueError(
+                f"impala_deep needs channels >= 1 per stage, num_blocks >= 0, out_features >= 1;"
+                f" got channels={channels}, num_blocks={num_blocks}, out_features={out_features}"
+            )
+        layers: list[nn.Module] = []
+        for out_channels in channels:
+            layers.append(nn.Conv2d(in_channels, out_channels, kernel_size=3, padding=1))
+            layers.append(nn.MaxPool2d(kernel_size=3, stride=2, padding=1))
+            layers.extend(ResidualBlock(out_channels) for _ in range(num_blocks))
+            in_channels = out_channels
+            height, width = (height + 1) // 2, (width + 1) // 2  # pool: ⌊(n + 2 − 3)/2⌋ + 1
+        self.stages = nn.Sequential(*layers)
+        self.flat_features = in_channels * height * width
+        self.linear = nn.Linear(self.flat_features, out_features)
+        self.output_size = out_features
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """``[N, *obs_shape]`` float → ``[N, out_features]``."""
+        x = self.stages(_to_nchw(x, self.channels_last))
+        return torch.relu(self.linear(torch.relu(x).flatten(1)))
+
+
+class MinAtarTorso(nn.Module):
+    """The MinAtar baselines' torso (Young & Tian 2019): conv 3×3 (stride 1, no padding) with
+    ``channels`` = 16 → ReLU → flatten → linear ``out_features`` = 128 → ReLU. A 10×10 input
+    leaves 16 × 8 × 8 = 1024 features."""
+
+    def __init__(
+        self,
+        obs_shape: tuple[int, ...],
+        *,
+        channels: int = 16,
+        out_features: int = 128,
+        layout: str | None = None,
+    ):
+        super().__init__()
+        in_channels, height, width, self.channels_last = _check_image_shape(
+            "minatar", obs_shape, layout
+        )
+        if height < 3 or width < 3:
+            raise ValueError(f"minatar needs images of at least 3×3, got {height}×{width}")
+        if channels < 1 or out_features < 1:
+            raise ValueError(
+                f"minatar needs channels >= 1 and out_features >= 1, got {channels}, "
+                f"{out_features}"
+            )
+        self.conv = nn.Conv2d(in_channels, channels, kernel_size=3)
+        self.flat_features = channels * (height - 2) * (width - 2)
+        self.linear = nn.Linear(self.flat_features, out_features)
+        self.output_size = out_features
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """``[N, *obs_shape]`` float → ``[N, out_features]``."""
+        x = torch.relu(self.conv(_to_nchw(x, self.channels_last)))
+        return torch.relu(self.linear(x.flatten(1)))
+
+
+_ACTIVATIONS: dict[str, Callable[[], nn.Module]] = {"tanh": nn.Tanh, "relu": nn.ReLU}
+
+
+class MLPTorso(nn.Module):
+    """Vector observations (any rank, flattened): ``hidden`` = (64, 64) linear layers, each
+    followed by ``activation`` = tanh (the usual choice for vector control tasks, and bounded,
+    which keeps the forward-dynamics target on a fixed scale)."""
+
+    def __init__(
+        self,
+        obs_shape: tuple[int, ...],
+        *,
+        hidden: Sequence[int] = (64, 64),
+        activation: str = "tanh",
+    ):
+        super().__init__()
+        if len(obs_shape) < 1:
+            raise ValueError(f"mlp needs observations of rank >= 1, got obs_shape {obs_shape}")
+        if activation not in _ACTIVATIONS:
+            raise ValueError(
+                f"mlp activation must be one of {tuple(_ACTIVATIONS)}, got {activation!r}"
+            )
+        hidden = tuple(int(h) for h in hidden)
+        if not hidden or min(hidden) < 1:
+            raise ValueError(f"mlp needs at least one hidden layer, all >= 1; got {hidden}")
+        in_features = 1
+        for size in obs_shape:
+            in_features *= size
+        layers: list[nn.Module] = []
+        for size in hidden:
+            layers += [nn.Linear(in_features, size), _ACTIVATIONS[activation]()]
+            in_features = size
+        self.layers = nn.Sequential(*layers)
+        self.output_size = hidden[-1]
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """``[N, *obs_shape]`` float → ``[N, hidden[-1]]``."""
+        return self.layers(x.flatten(1))
+
+
+#: Torso name → class; ``build(..., torso=name, torso_kwargs=...)`` passes the kwargs through.
+TORSOS: dict[str, type[nn.Module]] = {
+    "impala_deep": ImpalaDeepTorso,
+    "minatar": MinAtarTorso,
+    "mlp": MLPTorso,
+}
+
+_KWARGS = {
+    "impala_deep": ("channels", "num_blocks", "out_features", "layout"),
+    "minatar": ("channels", "out_features", "layout"),
+    "mlp": ("hidden", "activation"),
+}
+
+
+def make_torso(name: str, obs_shape: tuple[int, ...], **kwargs) -> nn.Module:
+    """Torso ``name`` ∈ :data:`TORSOS` for observations of ``obs_shape``; ValueError otherwise."""
+    if name not in TORSOS:
+        raise ValueError(f"unknown torso {name!r}; allowed: {tuple(TORSOS)}")
+    unknown = sorted(set(kwargs) - set(_KWARGS[name]))
+    if unknown:
+        raise ValueError(
+            f"torso {name!r} got unknown torso_kwargs {unknown}; allowed: {_KWARGS[name]}"
+        )
+    return TORSOS[name](obs_shape, **kwargs)

@@ -1,0 +1,63 @@
+"""gdi.nets.torsos: output sizes, preprocessing and observation layouts."""
+
+import pytest
+import torch
+
+from gdi.nets import ImpalaDeepTorso, MinAtarTorso, MLPTorso, make_torso, preprocess_observations
+
+
+def test_impala_deep_feature_sizes():
+    # 84 → 42 → 21 → 11 per max-pool (3×3, stride 2, padding 1): 32·11·11 = 3872 features.
+    torso = ImpalaDeepTorso((4, 84, 84))
+    assert torso.flat_features == 3872 and torso.output_size == 256
+    out = torso(torch.rand(2, 4, 84, 84))
+    assert out.shape == (2, 256) and (out >= 0).all()  # ReLU after the linear layer
+
+
+def test_minatar_and_mlp_feature_sizes():
+    torso = MinAtarTorso((6, 10, 10))
+    assert torso.flat_features == 16 * 8 * 8 and torso(torch.rand(3, 6, 10, 10)).shape == (3, 128)
+    mlp = MLPTorso((2, 3), hidden=(7, 9), activation="relu")
+    assert mlp(torch.rand(4, 2, 3)).shape == (4, 9)
+
+
+def test_preprocess_scales_uint8_only():
+    obs = torch.tensor([0, 51, 255], dtype=torch.uint8)
+    torch.testing.assert_close(preprocess_observations(obs, torch.float32),
+                               torch.tensor([0.0, 0.2, 1.0]))
+    vec = torch.tensor([-3.0, 7.5], dtype=torch.float64)
+    assert torch.equal(preprocess_observations(vec, torch.float32), vec.float())
+    flags = torch.tensor([True, False])
+    assert torch.equal(preprocess_observations(flags, torch.float32), torch.tensor([1.0, 0.0]))
+
+
+@pytest.mark.parametrize("torso_cls", [ImpalaDeepTorso, MinAtarTorso])
+def test_hwc_layout_reads_the_same_image(torso_cls):
+    torch.manual_seed(0)
+    chw = torso_cls((3, 10, 10))
+    hwc = torso_cls((10, 10, 3), layout="HWC")
+    hwc.load_state_dict(chw.state_dict())
+    x = torch.rand(2, 3, 10, 10)
+    torch.testing.assert_close(hwc(x.permute(0, 2, 3, 1)), chw(x))
+
+
+def test_channels_last_shape_without_layout_is_refused():
+    with pytest.raises(ValueError, match="layout"):
+        make_torso("impala_deep", (84, 84, 4))
+    make_torso("impala_deep", (84, 84, 4), layout="CHW")  # stated explicitly: taken as given
+
+
+@pytest.mark.parametrize(
+    ("name", "obs_shape", "kwargs", "match"),
+    [
+        ("resnet", (4, 84, 84), {}, "unknown torso 'resnet'.*impala_deep"),
+        ("impala_deep", (84, 84), {}, "rank 3"),
+        ("minatar", (4, 2, 10), {}, "3×3"),
+        ("minatar", (4, 10, 10), {"layout": "NHWC"}, "layout"),
+        ("mlp", (5,), {"activation": "gelu"}, "activation"),
+        ("mlp", (5,), {"channels": 3}, "unknown torso_kwargs.*hidden"),
+    ],
+)
+def test_bad_torso_arguments(name, obs_shape, kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        make_torso(name, obs_shape, **kwargs)
