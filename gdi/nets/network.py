@@ -125,9 +125,11 @@ class GDINetwork(nn.Module):
         families: int,
         aux: bool,
         torso_kwargs: dict,
+        obs_scale: float | None = None,
     ):
         super().__init__()
         self.obs_shape = tuple(obs_shape)
+        self.obs_scale = obs_scale
         self.num_actions = num_actions
         self.lstm_units = lstm_units
         self.families = families
@@ -194,7 +196,9 @@ class GDINetwork(nn.Module):
 
         dtype = self._param().dtype
         state = state.to(dtype)
-        x = preprocess_observations(obs.reshape(num_steps * batch, *self.obs_shape), dtype)
+        x = preprocess_observations(
+            obs.reshape(num_steps * batch, *self.obs_shape), dtype, self.obs_scale
+        )
         # Previous action and reward, zeroed at episode starts (placeholders there never read).
         safe_action = torch.where(reset, torch.zeros_like(prev_action), prev_action).long()
         one_hot = F.one_hot(safe_action, self.num_actions).to(dtype)
@@ -272,13 +276,16 @@ def build(
     families: int = 1,
     aux: bool = True,
     torso_kwargs: dict | None = None,
+    obs_scale: float | None = None,
 ) -> GDINetwork:
     """The GDI network for observations of ``obs_shape`` and ``num_actions`` discrete actions.
 
     Defaults are the paper's (App. "Hyperparameters"): IMPALA deep torso, LSTM 256, auxiliary
     dynamics heads; ``families=2`` for GDI-H³. ``torso`` ∈ :data:`gdi.nets.TORSOS`;
     ``torso_kwargs`` are passed to the torso class (e.g. ``{"layout": "HWC"}``). Parameters are
-    drawn from torch's global generator: seed it for reproducible weights.
+    drawn from torch's global generator: seed it for reproducible weights. ``obs_scale``
+    multiplies observations on input; ``None`` means uint8 observations are 0–255 pixels
+    (× 1/255) and others are used as they are (see ``preprocess_observations``).
 
     Raises:
       ValueError: naming the bad value and what is allowed.
@@ -300,10 +307,13 @@ def build(
     for name, value in (("num_actions", num_actions), ("lstm_units", lstm_units)):
         if isinstance(value, bool) or not isinstance(value, Integral) or value < 1:
             raise ValueError(f"{name} must be an int >= 1, got {value!r}")
+    if obs_scale is not None and not (isinstance(obs_scale, int | float) and obs_scale > 0):
+        raise ValueError(f"obs_scale must be a positive number or None, got {obs_scale!r}")
     if torso_kwargs is not None and not isinstance(torso_kwargs, dict):
         raise ValueError(f"torso_kwargs must be a dict or None, got {type(torso_kwargs).__name__}")
     return GDINetwork(
         tuple(int(d) for d in obs_shape), int(num_actions), torso=torso,
         lstm_units=int(lstm_units), families=int(families),
         aux=bool(aux), torso_kwargs=dict(torso_kwargs or {}),
+        obs_scale=None if obs_scale is None else float(obs_scale),
     )

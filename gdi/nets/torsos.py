@@ -30,12 +30,19 @@ __all__ = [
 LAYOUTS = ("CHW", "HWC")
 
 
-def preprocess_observations(obs: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
-    """Observations as network input: ``uint8`` (ALE frames, MinAtar channels) scaled by 1/255,
-    any other dtype (bool, float vectors) cast to ``dtype`` and used as-is."""
-    if obs.dtype == torch.uint8:
-        return obs.to(dtype).mul_(1.0 / 255.0)
-    return obs.to(dtype)
+def preprocess_observations(
+    obs: torch.Tensor, dtype: torch.dtype, scale: float | None = None
+) -> torch.Tensor:
+    """Observations as network input: cast to ``dtype`` and multiplied by ``scale``.
+
+    ``scale=None`` takes ``uint8`` observations to be 0–255 pixels (ALE frames: × 1/255) and
+    anything else as-is. Environments whose integer observations are not pixels (MinAtar's 0/1
+    planes) must pass their own scale (1.0): at 1/255 their inputs would be ~0.004.
+    """
+    if scale is None:
+        scale = 1.0 / 255.0 if obs.dtype == torch.uint8 else 1.0
+    x = obs.to(dtype)
+    return x.mul_(scale) if scale != 1.0 else x
 
 
 def _check_image_shape(torso: str, obs_shape: tuple[int, ...], layout: str | None) -> tuple[

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import os
+from typing import NamedTuple
+
+import numpy as np
 
 from gdi.config import Config
 from gdi.envs import make_vector_env
@@ -15,10 +18,10 @@ def actor_seed(config: Config, actor_id: int) -> int:
     return config.seed * 1000 + 17 + actor_id * 101
 
 
-def build_network(config: Config, obs_shape: tuple[int, ...], num_actions: int):
+def build_network(config: Config, spec: EnvShapes):
     return build(
-        obs_shape, num_actions, torso=config.torso, lstm_units=config.lstm_units,
-        families=config.families, aux=config.aux_tasks,
+        spec.obs_shape, spec.num_actions, torso=config.torso, lstm_units=config.lstm_units,
+        families=config.families, aux=config.aux_tasks, obs_scale=spec.obs_scale,
     )
 
 
@@ -26,10 +29,24 @@ def build_controller(config: Config, seed: int):
     return make_controller(config.meta_controller, seed, **config.meta_kwargs)
 
 
-def env_shapes(env_config, seed: int) -> tuple[tuple[int, ...], int]:
+class EnvShapes(NamedTuple):
+    """What the network needs to know of an environment."""
+
+    obs_shape: tuple[int, ...]
+    num_actions: int
+    obs_scale: float
+    """Input scale: 1/high for bounded integer observations (ALE pixels 1/255, MinAtar's 0/1
+    planes 1), 1 for everything else."""
+
+
+def env_shapes(env_config, seed: int) -> EnvShapes:
     env = make_vector_env(env_config, 1, seed)
     try:
-        return tuple(env.single_observation_space.shape), int(env.single_action_space.n)
+        space = env.single_observation_space
+        scale = 1.0
+        if np.issubdtype(space.dtype, np.integer) and np.all(np.isfinite(space.high)):
+            scale = 1.0 / float(np.max(space.high))
+        return EnvShapes(tuple(space.shape), int(env.single_action_space.n), scale)
     finally:
         env.close()
 

@@ -122,8 +122,7 @@ def evaluate_checkpoint(
     path = latest_checkpoint(run_dir) if checkpoint == "latest" else Path(checkpoint)
     payload = load_checkpoint(path)
     env_config = resolve_env(config.env, **config.env_overrides)
-    obs_shape, num_actions = env_shapes(env_config, config.seed)
-    net = build_network(config, obs_shape, num_actions)
+    net = build_network(config, env_shapes(env_config, config.seed))
     net.load_state_dict(payload["learner"]["net"])
     net.eval()
     seed = config.seed + 2_000_003 if seed is None else seed

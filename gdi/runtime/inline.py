@@ -15,14 +15,14 @@ from gdi.runtime.trainer import Trainer
 
 
 class InlineBackend:
-    def __init__(self, config: Config, env_config, obs_shape, num_actions, learner) -> None:
+    def __init__(self, config: Config, env_config, shapes, learner) -> None:
         self.config = config
         self.server = InlineParameterServer(learner.net)
         self.actors = []
         for i in range(config.num_actors):
             seed = actor_seed(config, i)
             self.actors.append(Actor(i, config, env_config,
-                                     build_network(config, obs_shape, num_actions),
+                                     build_network(config, shapes),
                                      build_controller(config, seed), seed))
 
     def run(self, trainer: Trainer, payload: dict | None, stop: Callable[[int], bool],

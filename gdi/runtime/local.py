@@ -47,8 +47,7 @@ def _unpack(data: dict) -> SequenceBatch:
 def actor_process(
     actor_id: int,
     config: Config,
-    obs_shape: tuple[int, ...],
-    num_actions: int,
+    shapes,
     server: SharedParameterServer,
     messages,
     stop_event,
@@ -66,7 +65,7 @@ def actor_process(
         controller = build_controller(config, seed)
         if controller_state is not None:
             controller.load_state_dict(controller_state)
-        actor = Actor(actor_id, config, env_config, build_network(config, obs_shape, num_actions),
+        actor = Actor(actor_id, config, env_config, build_network(config, shapes),
                       controller, seed)
         pending = []
         while not stop_event.is_set():
@@ -93,9 +92,9 @@ def actor_process(
 
 
 class LocalBackend:
-    def __init__(self, config: Config, env_config, obs_shape, num_actions, learner) -> None:
+    def __init__(self, config: Config, env_config, shapes, learner) -> None:
         self.config = config
-        self.obs_shape, self.num_actions = obs_shape, num_actions
+        self.shapes = shapes
         self.context = torch_mp.get_context("spawn")
         self.server = SharedParameterServer(learner.net, self.context)
         self.messages = self.context.Queue(maxsize=2 * config.num_actors)
@@ -113,7 +112,7 @@ class LocalBackend:
         for i in range(config.num_actors):
             process = self.context.Process(
                 target=actor_process, name=f"gdi-actor-{i}", daemon=True,
-                args=(i, config, self.obs_shape, self.num_actions, self.server, self.messages,
+                args=(i, config, self.shapes, self.server, self.messages,
                       self.stop_event, controller_states[i]),
             )
             process.start()

@@ -112,16 +112,16 @@ def train(
     torch.manual_seed(config.seed)
     previous_threads = torch.get_num_threads()
     torch.set_num_threads(learner_threads(config))
-    obs_shape, num_actions = env_shapes(env_config, config.seed)
+    shapes = env_shapes(env_config, config.seed)
     space = get_policy_space(config.policy_space)
-    learner = Learner(config, build_network(config, obs_shape, num_actions),
+    learner = Learner(config, build_network(config, shapes),
                       device=config.learner_device)
     if config.backend == "local":
         from gdi.runtime.local import LocalBackend
 
-        backend = LocalBackend(config, env_config, obs_shape, num_actions, learner)
+        backend = LocalBackend(config, env_config, shapes, learner)
     else:
-        backend = InlineBackend(config, env_config, obs_shape, num_actions, learner)
+        backend = InlineBackend(config, env_config, shapes, learner)
     trainer = Trainer(config, env_config, run_dir, learner, backend.server, space.index_names,
                       tensorboard=tensorboard)
     trainer.writer.write_hparams_text(config)
