@@ -11,6 +11,7 @@ steps.
 from __future__ import annotations
 
 import pickle
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -70,6 +71,7 @@ class Actor:
         self.generator = torch.Generator().manual_seed(seed)
         self.version = -1  # no parameters pulled yet: the first pull always copies
         self.steps = 0
+        self.meta_seconds = 0.0  # time spent in E (sample + update), for the throughput report
         self._start_episodes(seed)
         state_shape = tuple(self.state.shape[1:])
         self.builder = SequenceBuilder(
@@ -125,6 +127,7 @@ class Actor:
         self.returns += rewards
         self.lengths += 1
         episodes = []
+        meta_start = time.perf_counter()
         for i in np.flatnonzero(dones):
             lam = self.lambdas[i].astype(np.float64)
             episodes.append(EpisodeRecord(
@@ -135,6 +138,7 @@ class Actor:
             self.lambdas[i] = self.controller.sample()
             self.returns[i] = 0.0
             self.lengths[i] = 0
+        self.meta_seconds += time.perf_counter() - meta_start
 
         self.prev_actions = np.where(dones, 0, actions)
         self.prev_rewards = np.where(dones, 0.0, compress_reward(rewards)).astype(np.float32)

@@ -8,7 +8,7 @@ Backends differ only in how actors run and how their output arrives; they call `
 from __future__ import annotations
 
 import time
-from collections import defaultdict
+from collections import defaultdict, deque
 from collections.abc import Callable
 from pathlib import Path
 
@@ -23,6 +23,7 @@ from gdi.runtime.collector import ReplayCollector
 from gdi.runtime.components import build_controller
 from gdi.runtime.evaluator import POLICY_DESCRIPTION, play_episodes
 from gdi.runtime.learner import Learner
+from gdi.runtime.reservoir import OBSERVATIONS_FILE, StageReservoir
 from gdi.runtime.run_dir import MetricsWriter
 from gdi.runtime.sequences import SequenceBatch
 
@@ -48,6 +49,10 @@ class Trainer:
             config.batch_size, config.replay, config.replay_capacity, config.min_replay,
             seed=config.seed + 7919,
         )
+        # Visited states per training stage for `gdi analyze richness` (None when off).
+        self.reservoir = StageReservoir(
+            config.reservoir_stages, config.observation_reservoir, seed=config.seed + 15_485_863,
+        ) if config.observation_reservoir > 0 else None
         self.writer = MetricsWriter(self.run_dir, tensorboard=tensorboard)
         self.frames = 0
         self.episodes = 0
@@ -60,7 +65,8 @@ class Trainer:
         self.recent_returns: list[float] = []  # for the progress bar
         self._acc_loss: dict[str, list[float]] = defaultdict(list)
         self._acc_episodes: list[EpisodeRecord] = []
-        self._lag: list[float] = []
+        self._lag: list[float] = []  # since the last metrics row
+        self._recent_lag: deque[float] = deque(maxlen=20)  # for the progress bar
         self._timers: dict[str, float] = defaultdict(float)
         self._last_log_time = time.perf_counter()
         self._last_log_frames = 0
@@ -71,6 +77,14 @@ class Trainer:
     # --- data in ---------------------------------------------------------------------------------
     def ingest(self, window: SequenceBatch) -> None:
         self.collector.add(window)
+        if self.reservoir is not None:
+            # States the behavior policies visited, from the learning part of the window. Each
+            # is offered once: consecutive windows of an environment overlap by length − stride
+            # steps, so only the window's last seq_stride observations are new.
+            start = max(self.config.burn_in, window.length - self.config.seq_stride)
+            visited = window.obs[start : window.length]
+            self.reservoir.add(visited.reshape(-1, *visited.shape[2:]), self.progress,
+                               self.frames)
 
     def record_episodes(self, episodes: list[EpisodeRecord]) -> None:
         for ep in episodes:
@@ -101,6 +115,7 @@ class Trainer:
                 self._acc_loss[key].append(value)
             lag = self.learner.steps - batch.versions[self.config.burn_in:].mean()
             self._lag.append(float(lag))
+            self._recent_lag.append(float(lag))
             if self.learner.steps % self.config.push_every == 0:
                 self.server.push(self.learner.net, self.learner.steps)
             self._timers["learner"] += time.perf_counter() - start
@@ -113,10 +128,10 @@ class Trainer:
 
     @property
     def policy_lag(self) -> float:
-        return float(np.mean(self._lag[-20:])) if self._lag else 0.0
+        return float(np.mean(self._recent_lag)) if self._recent_lag else 0.0
 
     def periodic(self, force_log: bool = False) -> None:
-        if self.frames >= self.next_log or force_log:
+        if self.frames >= self.next_log or (force_log and self.frames > self._last_log_frames):
             self._log()
             while self.next_log <= self.frames:
                 self.next_log += self.config.log_every
@@ -211,8 +226,12 @@ class Trainer:
             "torch_rng": torch.get_rng_state(),
             **self.checkpoint_extra(),
         }
+        if self.reservoir is not None:
+            payload["reservoir"] = self.reservoir.state_dict()
         self.writer.flush()
         path = save_checkpoint(self.run_dir, self.frames, payload, self.config.keep_checkpoints)
+        if self.reservoir is not None:
+            self.reservoir.save(self.run_dir / OBSERVATIONS_FILE)
         self._last_checkpoint_time = time.monotonic()
         return path
 
@@ -229,6 +248,8 @@ class Trainer:
         torch.set_rng_state(payload["torch_rng"])
         if "collector" in payload:
             self.collector.load_state_dict(payload["collector"])
+        if self.reservoir is not None and "reservoir" in payload:
+            self.reservoir.load_state_dict(payload["reservoir"])
         # Actors act with the restored parameters from their first step.
         self.server.push(self.learner.net, self.learner.steps)
 
