@@ -12,7 +12,8 @@
 The two sides alternate in short blocks so that load from other processes hits both alike;
 the best block of each side is compared. One torch thread (as each runtime process uses).
 
-    .venv/bin/python benchmarks/throughput.py [--env minatar:breakout] [--preset gdi-i3]
+    .venv/bin/python -m benchmarks.throughput [--env minatar:breakout] [--preset gdi-i3]
+        [--checkpoint runs/<run>/checkpoints/ckpt_<frames>.pt]
 """
 
 from __future__ import annotations
@@ -40,10 +41,13 @@ def best_rate(run_block, blocks: int) -> float:
     return max(rates)
 
 
-def actor_ratio(config, blocks: int, steps: int) -> tuple[float, float, float]:
+def actor_ratio(config, blocks: int, steps: int, weights: dict | None
+                ) -> tuple[float, float, float]:
     env_config = resolve_env(config.env)
     shapes = env_shapes(env_config, 0)
     net = build_network(config, shapes)
+    if weights is not None:
+        net.load_state_dict(weights)
     actor = Actor(0, config, env_config, net, build_controller(config, 1), seed=1)
     n, fps = config.envs_per_actor, env_config.frames_per_step
 
@@ -143,6 +147,9 @@ def main() -> None:
     parser.add_argument("--actor-steps", type=int, default=200)
     parser.add_argument("--learner-steps", type=int, default=10)
     parser.add_argument("--set", nargs="*", default=[], help="config overrides field=value")
+    parser.add_argument("--checkpoint", default=None,
+                        help="act with a trained network (a run's checkpoint file): episodes "
+                             "as long as a learned agent's, so E runs as often as in training")
     args = parser.parse_args()
     torch.set_num_threads(1)
     from gdi.config import apply_overrides
@@ -150,7 +157,13 @@ def main() -> None:
     config = apply_overrides(resolve_config(args.preset, args.env, backend="inline"), args.set)
     print(f"{args.preset} on {args.env}: {config.envs_per_actor} envs/actor, batch "
           f"{config.batch_size} × ({config.burn_in} + {config.seq_len}), torch threads 1")
-    gdi_fps, plain_fps, meta_share = actor_ratio(config, args.blocks, args.actor_steps)
+    weights = None
+    if args.checkpoint:
+        from gdi.runtime.checkpoint import load_checkpoint
+
+        weights = load_checkpoint(args.checkpoint)["learner"]["net"]
+        print(f"acting with the trained network of {args.checkpoint}")
+    gdi_fps, plain_fps, meta_share = actor_ratio(config, args.blocks, args.actor_steps, weights)
     print(f"(a) actor   gdi {gdi_fps:9,.0f} frames/s   plain {plain_fps:9,.0f} frames/s   "
           f"ratio {gdi_fps / plain_fps:.3f}   (target >= 0.9)")
     print(f"    of the actor's time, operator E (λ sample + bandit update at each episode end) "

@@ -75,11 +75,18 @@ def _check_range(name: str, value: torch.Tensor, low: float, high: float | None)
         raise ValueError(f"{name} must be in {allowed}, got values in [{lowest}, {highest}]")
 
 
-def boltzmann_log_policy(adv: torch.Tensor, inv_tau: torch.Tensor | float) -> torch.Tensor:
-    """log softmax(β·A), β = 1/τ ≥ 0 (GDI-I¹'s policy space). Returns ``[..., A]``."""
+def boltzmann_log_policy(
+    adv: torch.Tensor, inv_tau: torch.Tensor | float, *, validate: bool = True
+) -> torch.Tensor:
+    """log softmax(β·A), β = 1/τ ≥ 0 (GDI-I¹'s policy space). Returns ``[..., A]``.
+
+    ``validate=False`` skips the value-range check of λ (shapes are always checked): for
+    callers whose λ comes from an E controller, which keeps λ in range by construction.
+    """
     _check_advantages("adv", adv)
     beta = _as_param("inv_tau", inv_tau, adv)
-    _check_range("inv_tau", beta, 0.0, None)
+    if validate:
+        _check_range("inv_tau", beta, 0.0, None)
     return torch.log_softmax(beta.unsqueeze(-1) * adv, dim=-1)
 
 
@@ -94,6 +101,8 @@ def soft_entropy_log_policy(
     inv_tau1: torch.Tensor | float,
     inv_tau2: torch.Tensor | float,
     eps: torch.Tensor | float,
+    *,
+    validate: bool = True,
 ) -> torch.Tensor:
     """log π_λ for λ = (1/τ₁, 1/τ₂, ε): log(ε·softmax(β₁A₁) + (1−ε)·softmax(β₂A₂)).
 
@@ -109,9 +118,10 @@ def soft_entropy_log_policy(
             f"{adv2.shape[-1]}"
         )
     eps_t = _as_param("eps", eps, adv1)
-    _check_range("eps", eps_t, 0.0, 1.0)
-    log_p1 = boltzmann_log_policy(adv1, inv_tau1)
-    log_p2 = boltzmann_log_policy(adv2, inv_tau2)
+    if validate:
+        _check_range("eps", eps_t, 0.0, 1.0)
+    log_p1 = boltzmann_log_policy(adv1, inv_tau1, validate=validate)
+    log_p2 = boltzmann_log_policy(adv2, inv_tau2, validate=validate)
     eps_t = eps_t.unsqueeze(-1)
     # log(ε·p₁ + (1−ε)·p₂) as a max-shifted log-sum-exp of the two weighted log-components:
     # exact, finite wherever the mixture is positive (ε = 0 gives log ε = −inf, whose exp is 0
@@ -133,7 +143,9 @@ def soft_entropy_policy(
     return soft_entropy_log_policy(adv1, adv2, inv_tau1, inv_tau2, eps).exp()
 
 
-def epsilon_greedy_policy(q: torch.Tensor, eps: torch.Tensor | float) -> torch.Tensor:
+def epsilon_greedy_policy(
+    q: torch.Tensor, eps: torch.Tensor | float, *, validate: bool = True
+) -> torch.Tensor:
     """(1−ε)·greedy(Q) + ε·uniform, the Ape-X / R2D2 behavior policies.
 
     Ties in argmax Q split the greedy mass evenly, so the result does not depend on the order
@@ -141,7 +153,8 @@ def epsilon_greedy_policy(q: torch.Tensor, eps: torch.Tensor | float) -> torch.T
     """
     _check_advantages("q", q)
     eps_t = _as_param("eps", eps, q)
-    _check_range("eps", eps_t, 0.0, 1.0)
+    if validate:
+        _check_range("eps", eps_t, 0.0, 1.0)
     is_max = (q == q.max(dim=-1, keepdim=True).values).to(q.dtype)
     greedy = is_max / is_max.sum(dim=-1, keepdim=True)
     eps_t = eps_t.unsqueeze(-1)
@@ -177,14 +190,17 @@ class PolicySpace:
             )
         return list(lam.unbind(-1))
 
-    def log_probs(self, adv1: torch.Tensor, adv2: torch.Tensor, lam: torch.Tensor) -> torch.Tensor:
+    def log_probs(
+        self, adv1: torch.Tensor, adv2: torch.Tensor, lam: torch.Tensor, *, validate: bool = True
+    ) -> torch.Tensor:
+        """log π_λ; ``validate=False`` skips λ's range check (λ drawn from an E controller)."""
         parts = self._split(lam.to(adv1.dtype))
         if self.name == "soft_entropy":
-            return soft_entropy_log_policy(adv1, adv2, *parts)
+            return soft_entropy_log_policy(adv1, adv2, *parts, validate=validate)
         if self.name == "boltzmann":
-            return boltzmann_log_policy(adv1, parts[0])
+            return boltzmann_log_policy(adv1, parts[0], validate=validate)
         if self.name == "epsilon_greedy":
-            return torch.log(epsilon_greedy_policy(adv1, parts[0]))
+            return torch.log(epsilon_greedy_policy(adv1, parts[0], validate=validate))
         raise AssertionError(f"unhandled policy space {self.name!r}")  # registry is closed
 
     def probs(self, adv1: torch.Tensor, adv2: torch.Tensor, lam: torch.Tensor) -> torch.Tensor:

@@ -109,8 +109,9 @@ class Actor:
                 torch.from_numpy(self.resets)[None],
                 self.state,
             )
-            log_pi = self.space.log_probs(
-                outputs.adv[0, 0], outputs.adv[-1, 0], torch.from_numpy(self.lambdas)
+            log_pi = self.space.log_probs(  # λ comes from E, in range by construction
+                outputs.adv[0, 0], outputs.adv[-1, 0], torch.from_numpy(self.lambdas),
+                validate=False,
             )
             actions_t, log_mu_t = sample_actions(log_pi, self.generator)
         actions = actions_t.numpy()

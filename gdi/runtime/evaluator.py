@@ -60,7 +60,8 @@ def play_episodes(
                         torch.from_numpy(prev_rewards)[None], torch.from_numpy(resets)[None],
                         state,
                     )
-                    log_pi = space.log_probs(out.adv[0, 0], out.adv[-1, 0], lambdas)
+                    log_pi = space.log_probs(out.adv[0, 0], out.adv[-1, 0], lambdas,
+                                             validate=False)
                     actions, _ = sample_actions(log_pi, generator)
                 obs, rewards, terminated, truncated, _ = env.step(actions.numpy())
                 rewards = np.asarray(rewards, dtype=np.float64)
