@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Any, Literal
 
 import tyro
 from tyro.conf import Positional
@@ -236,6 +236,57 @@ def report(
         print(f"report: {result.markdown} ({len(result.files)} files)")
 
 
+def analyze_richness(
+    run_a: Positional[Path],
+    run_b: Positional[Path],
+    stages: int = 3,
+    states: int = 1000,
+    out: Path | None = None,
+    seed: int = 0,
+    grid: int = 20,
+    clusters: int = 0,
+    threads: int = 1,
+) -> None:
+    """Data richness of two runs' visited states (paper App. "Ablation Study", "t-SNE"): a
+    joint t-SNE of states from each training stage, each run highlighted (A_i, B_i), and
+    richness = conditions a run visited / conditions either visited, by t-SNE grid cells,
+    k-means clusters and exact observations. Writes richness.png, richness.json and
+    embedding.csv. Both runs need observations.npz: train with
+    `--set observation_reservoir=1000`.
+
+    Args:
+        run_a: Run A (the paper's A_i: GDI-I³).
+        run_b: Run B (the paper's B_i: GDI-I¹, or any other preset), same environment.
+        stages: Training stages compared (paper: 3); must divide the runs' reservoir_stages.
+        states: States drawn per stage from each run (paper: 1000), equally many from both.
+        out: Output folder (default richness_<A>_vs_<B>/).
+        seed: Seed of the state sampling, PCA, t-SNE and k-means.
+        grid: Cells per side of the grid laid over the t-SNE embedding.
+        clusters: k-means clusters of the embedding-free richness (0: distinct states / 5).
+        threads: CPU threads of t-SNE and k-means (more than the free cores run slower).
+    """
+    from gdi.analysis.richness import analyze_richness as run_analysis
+    from gdi.analysis.richness import summary_lines
+
+    written = run_analysis(run_a, run_b, stages=stages, states=states, out=out, seed=seed,
+                           grid=grid, clusters=clusters, threads=threads)
+    print("\n".join(summary_lines(written.result)))
+    print(f"wrote {written.figure}, {written.numbers}, {written.embedding}")
+
+
+# `gdi analyze <analysis>`: a nested subcommand (tyro builds one from a union of constructors;
+# the suppressed None member lets the union hold a single analysis).
+AnalyzeCommand = (
+    Annotated[Any, tyro.conf.subcommand(name="richness", constructor=analyze_richness)]
+    | Annotated[None, tyro.conf.Suppress]
+)
+
+
+def analyze(command: tyro.conf.OmitArgPrefixes[AnalyzeCommand]) -> None:
+    """Analyses of finished runs: `gdi analyze richness RUN_A RUN_B` (data richness of the
+    visited states, paper App. "Ablation Study", "t-SNE")."""
+
+
 def _commands() -> dict:
     return {
         "train": train,
@@ -245,6 +296,7 @@ def _commands() -> dict:
         "plot-meta": plot_meta,
         "meta-demo": meta_demo,
         "report": report,
+        "analyze": analyze,
     }
 
 

@@ -127,6 +127,11 @@ class Config:
     """Episodes per evaluation, one environment each, with their own seeds (paper: 32)."""
     keep_checkpoints: int = 3
     """Most recent checkpoints kept on disk."""
+    observation_reservoir: int = 0
+    """Observations kept per training stage for `gdi analyze richness` (a uniform sample of the
+    visited states, written to observations.npz; paper App. "t-SNE"); 0 = off."""
+    reservoir_stages: int = 3
+    """Training stages of the observation reservoir (the paper's early, middle, later: 3)."""
 
     def __post_init__(self) -> None:
         # Dict-valued fields are kept in their JSON form (tuples as lists), so that a config
@@ -187,12 +192,12 @@ def _validate(cfg: Config) -> None:
         cfg, "frames", "num_actors", "envs_per_actor", "pull_every", "lstm_units", "seq_len",
         "seq_stride", "batch_size", "replay", "replay_capacity", "learning_rate", "adam_eps",
         "max_grad_norm", "push_every", "log_every", "checkpoint_every_s", "eval_episodes",
-        "keep_checkpoints", "clip_rho", "clip_c",
+        "keep_checkpoints", "clip_rho", "clip_c", "reservoir_stages",
     )
     _non_negative(
         cfg, "burn_in", "warmup_steps", "weight_decay", "value_loss_scale", "q_loss_scale",
         "pg_loss_scale", "entropy_scale", "aux_loss_scale", "eval_every", "torch_threads",
-        "seed", "min_replay",
+        "seed", "min_replay", "observation_reservoir",
     )
     if cfg.backend not in BACKENDS:
         raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, got {cfg.backend!r}")

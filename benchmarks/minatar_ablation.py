@@ -1,0 +1,307 @@
+"""The paper's ablation study on MinAtar: a grid of ``gdi train`` runs, games × presets × seeds at
+one frame budget (Sec. "Ablation Study"; App. "Ablation Study", Tab. "Summary of the ablation
+groups": GDI-I³ the baseline group, w/o E = GDI-I⁰, GDI-I¹ for Λ, GDI-H³ for π_θ; every other
+setting shared).
+
+Each run is ``python -m gdi.cli train --backend inline`` in its own process with one torch
+thread, into ``<root>/<game>__<preset>__<seed>``; ``--parallel N`` runs N at a time (one per
+free core). Why inline: one process per run keeps a run on one core with no inter-process
+traffic, and a seeded inline run is exactly reproducible and resumes exactly (the collector and
+the environments are in its checkpoints). Measured on the 2-core development VM under load,
+15 s of ``minatar:breakout`` GDI-I³ each, process start included: inline 1,239 frames per
+CPU-second, ``local`` with one actor 356 (two processes, one of them often waiting on the
+other); a ``local`` run would also need two cores to run at its own speed.
+
+The grid is resumable: a run whose folder holds an evaluation and a checkpoint at (or past) the
+frame budget is done and skipped; a run with a checkpoint short of it continues with
+``gdi train --resume``; a folder with no checkpoint (a run that died before its first one) is
+moved aside to ``<name>.failed-<k>`` (never deleted) and started again. Ctrl-C or SIGTERM stops
+every running training (each saves a checkpoint); the same command later continues the grid.
+Logs go to ``<root>/logs/<run>.log``.
+
+Usage::
+
+    .venv/bin/python -m benchmarks.minatar_ablation --games breakout,asterix \\
+        --presets gdi-i3,gdi-i1,gdi-i0,gdi-h3 --seeds 0,1,2 --frames 2000000 \\
+        --root runs/minatar-ablation --parallel 2 --observation-reservoir 1000
+    .venv/bin/python -m benchmarks.minatar_ablation ... --dry-run     # print the commands only
+    .venv/bin/python -m benchmarks.minatar_report --root runs/minatar-ablation
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from gdi.runtime.checkpoint import list_checkpoints
+
+DEFAULT_GAMES = ("breakout", "asterix")
+DEFAULT_PRESETS = ("gdi-i3", "gdi-i1", "gdi-i0", "gdi-h3")
+RESERVOIR_PRESETS = ("gdi-i3", "gdi-i1")  # the paper's t-SNE compares GDI-I³ with GDI-I¹
+Status = Literal["todo", "done", "resume", "restart"]
+
+
+@dataclass(frozen=True)
+class GridRun:
+    """One cell of the grid and the folder it trains into."""
+
+    game: str
+    preset: str
+    seed: int
+    frames: int
+    root: Path
+
+    @property
+    def env(self) -> str:
+        """``minatar:<game>``; a game given as a full spec (``gym:CartPole-v1``) is kept."""
+        return self.game if ":" in self.game else f"minatar:{self.game}"
+
+    @property
+    def name(self) -> str:
+        return f"{self.game.replace(':', '-')}__{self.preset}__{self.seed}"
+
+    @property
+    def run_dir(self) -> Path:
+        return self.root / self.name
+
+
+def grid_runs(games: Sequence[str], presets: Sequence[str], seeds: Sequence[int], frames: int,
+              root: Path) -> list[GridRun]:
+    """Every (game, preset, seed), seed-major: a grid stopped half-way holds complete seeds
+    (all games and presets of seed 0 first)."""
+    if frames < 1:
+        raise ValueError(f"--frames must be positive, got {frames}")
+    return [GridRun(g, p, s, frames, Path(root)) for s in seeds for g in games for p in presets]
+
+
+def _checkpoint_frames(run_dir: Path) -> int | None:
+    found = list_checkpoints(run_dir)
+    return int(found[-1].stem.split("_")[1]) if found else None
+
+
+def _eval_frames(run_dir: Path) -> int | None:
+    frames = []
+    for path in (run_dir / "eval").glob("*.json"):
+        try:
+            frames.append(int(json.loads(path.read_text())["frames"]))
+        except (OSError, ValueError, KeyError, TypeError):
+            continue  # a file being written, or not an eval file: not evidence of completion
+    return max(frames) if frames else None
+
+
+def run_status(run: GridRun) -> Status:
+    """``todo`` (no folder), ``done`` (an evaluation and a checkpoint at the budget),
+    ``resume`` (a checkpoint short of it) or ``restart`` (a folder without checkpoint or
+    config). A folder holding another grid's run (other preset, env, seed or budget) raises
+    ValueError rather than being mixed into this grid."""
+    path = run.run_dir
+    if not path.exists():
+        return "todo"
+    config_path = path / "config.json"
+    if not config_path.is_file():
+        return "restart"
+    config = json.loads(config_path.read_text())
+    expected = {"preset": run.preset, "env": run.env, "seed": run.seed, "frames": run.frames}
+    differs = {k: (config.get(k), v) for k, v in expected.items() if config.get(k) != v}
+    if differs:
+        raise ValueError(
+            f"{path} holds a different run {differs} (found, wanted): choose another --root "
+            "or the grid's original settings"
+        )
+    checkpoint = _checkpoint_frames(path)
+    if checkpoint is None:
+        return "restart"
+    evaluated = _eval_frames(path)
+    if checkpoint >= run.frames and evaluated is not None and evaluated >= run.frames:
+        return "done"
+    return "resume"
+
+
+def train_command(run: GridRun, status: Status, *, backend: str = "inline",
+                  reservoir: int = 0, reservoir_presets: Sequence[str] = RESERVOIR_PRESETS,
+                  overrides: Sequence[str] = ()) -> list[str]:
+    """The ``gdi train`` command of a run in the given status (``resume`` continues the saved
+    config; the others start it)."""
+    base = [sys.executable, "-m", "gdi.cli", "train"]
+    if status == "resume":
+        return [*base, "--resume", str(run.run_dir), "--no-report"]
+    if status == "done":
+        raise ValueError(f"{run.name} is done; nothing to run")
+    settings = ["torch_threads=1", "num_actors=1"]
+    if reservoir > 0 and run.preset in reservoir_presets:
+        settings.append(f"observation_reservoir={reservoir}")
+    return [*base, "--preset", run.preset, "--env", run.env, "--frames", str(run.frames),
+            "--seed", str(run.seed), "--backend", backend, "--run-dir", str(run.run_dir),
+            "--no-report", "--set", *settings, *overrides]
+
+
+def move_aside(run_dir: Path) -> Path:
+    """Rename a broken run folder to ``<name>.failed-<k>`` (the first k free)."""
+    k = 1
+    while (target := run_dir.with_name(f"{run_dir.name}.failed-{k}")).exists():
+        k += 1
+    run_dir.rename(target)
+    return target
+
+
+@dataclass
+class _Running:
+    run: GridRun
+    process: subprocess.Popen
+    started: float
+    log: object
+
+
+def run_grid(jobs: list[tuple[GridRun, list[str]]], parallel: int, log_dir: Path,
+             echo=print) -> dict[str, int]:
+    """Run the commands, ``parallel`` at a time; returns each run's exit code. SIGINT/SIGTERM
+    forward SIGTERM to the running trainings (each checkpoints) and wait for them."""
+    if parallel < 1:
+        raise ValueError(f"--parallel must be >= 1, got {parallel}")
+    log_dir.mkdir(parents=True, exist_ok=True)
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+    pending = list(jobs)
+    running: list[_Running] = []
+    codes: dict[str, int] = {}
+    stopping = False
+
+    def stop(signum, _frame):
+        nonlocal stopping
+        stopping = True
+
+    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    total, started = len(jobs), 0
+    try:
+        while pending or running:
+            while pending and len(running) < parallel and not stopping:
+                run, command = pending.pop(0)
+                log = open(log_dir / f"{run.name}.log", "a")  # closed when it ends
+                log.write(f"$ {shlex.join(command)}\n")
+                log.flush()
+                process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT,
+                                           env=env, start_new_session=True)
+                started += 1
+                echo(f"[{started}/{total}] started {run.name}")
+                running.append(_Running(run, process, time.monotonic(), log))
+            if stopping:
+                for job in running:
+                    if job.process.poll() is None:
+                        job.process.send_signal(signal.SIGTERM)
+                pending.clear()
+            time.sleep(0.5)
+            for job in list(running):
+                code = job.process.poll()
+                if code is None:
+                    continue
+                running.remove(job)
+                job.log.close()
+                codes[job.run.name] = code
+                minutes = (time.monotonic() - job.started) / 60
+                outcome = "finished" if code == 0 else f"failed (exit {code}, see its log)"
+                echo(f"{job.run.name}: {outcome} after {minutes:.1f} min")
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    return codes
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.minatar_ablation",
+        description="Run the ablation grid (games × presets × seeds) on MinAtar.",
+    )
+    parser.add_argument("--games", default=",".join(DEFAULT_GAMES),
+                        help="MinAtar games, comma-separated (breakout, asterix, freeway, "
+                             "seaquest, space_invaders), or full env specs (gym:CartPole-v1)")
+    parser.add_argument("--presets", default=",".join(DEFAULT_PRESETS),
+                        help="presets, comma-separated (`gdi presets`)")
+    parser.add_argument("--seeds", default="0,1,2", help="seeds, comma-separated")
+    parser.add_argument("--frames", type=int, default=2_000_000, help="frame budget per run")
+    parser.add_argument("--root", type=Path, default=Path("runs/minatar-ablation"),
+                        help="folder of the grid's run folders")
+    parser.add_argument("--parallel", type=int, default=1,
+                        help="runs at a time (one core each: at most the free cores)")
+    parser.add_argument("--backend", choices=("inline", "local"), default="inline",
+                        help="gdi train backend of every run (inline: one core per run)")
+    parser.add_argument("--observation-reservoir", type=int, default=0,
+                        help="states kept per training stage for `gdi analyze richness` in "
+                             "the runs of --reservoir-presets (0: none)")
+    parser.add_argument("--reservoir-presets", default=",".join(RESERVOIR_PRESETS),
+                        help="presets whose runs keep observations")
+    parser.add_argument("--set", nargs="*", default=[], metavar="FIELD=VALUE",
+                        help="config overrides for every new run (gdi train --set)")
+    parser.add_argument("--dry-run", action="store_true",
+                        help="print each run's status and command, run nothing")
+    args = parser.parse_args(argv)
+    for name in ("games", "presets", "seeds", "reservoir_presets"):
+        setattr(args, name, [s.strip() for s in getattr(args, name).split(",") if s.strip()])
+    try:
+        args.seeds = [int(s) for s in args.seeds]
+    except ValueError:
+        parser.error(f"--seeds takes integers, got {','.join(args.seeds)}")
+    return args
+
+
+def plan(args: argparse.Namespace) -> list[tuple[GridRun, Status, list[str] | None]]:
+    """Each run of the grid with its status and the command that would run it (None: done)."""
+    from gdi.presets import get_preset
+
+    for preset in args.presets:
+        get_preset(preset)  # an unknown name fails here, not in 24 subprocesses
+    rows = []
+    for run in grid_runs(args.games, args.presets, args.seeds, args.frames, args.root):
+        status = run_status(run)
+        command = None if status == "done" else train_command(
+            run, status, backend=args.backend, reservoir=args.observation_reservoir,
+            reservoir_presets=args.reservoir_presets, overrides=args.set,
+        )
+        rows.append((run, status, command))
+    return rows
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    try:
+        rows = plan(args)
+    except ValueError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    counts = {s: sum(1 for _, status, _ in rows if status == s)
+              for s in ("done", "resume", "restart", "todo")}
+    print(f"grid {args.root}: {len(rows)} runs — {counts['done']} done, {counts['resume']} to "
+          f"resume, {counts['restart']} to restart, {counts['todo']} to start")
+    if args.dry_run:
+        for run, status, command in rows:
+            shown = shlex.join(command) if command else "(skipped)"
+            print(f"{status:>7}  {run.name}: {shown}")
+        return 0
+    jobs = []
+    for run, status, command in rows:
+        if status == "restart":
+            print(f"{run.run_dir} has no checkpoint; moved aside to {move_aside(run.run_dir)}")
+        if command is not None:
+            jobs.append((run, command))
+    codes = run_grid(jobs, args.parallel, args.root / "logs")
+    failed = sorted(name for name, code in codes.items() if code != 0)
+    remaining = [run for run, _, _ in rows if run_status(run) != "done"]
+    if failed:
+        print(f"failed: {', '.join(failed)} (logs in {args.root / 'logs'})")
+    if remaining:
+        print(f"{len(remaining)} run(s) not done; run the same command again to continue")
+        return 1
+    print(f"grid done; report: .venv/bin/python -m benchmarks.minatar_report --root {args.root}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,6 @@
+"""gdi.analysis: analyses of finished runs beyond their scores.
+
+- ``richness``: ``gdi analyze richness``, the data richness of two runs' visited states by
+  t-SNE and by two embedding-free measures (paper App. "Ablation Study", subsection "t-SNE").
+  Imported on first use: it loads scikit-learn and matplotlib.
+"""

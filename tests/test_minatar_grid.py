@@ -1,0 +1,231 @@
+"""The MinAtar ablation grid (benchmarks/minatar_ablation.py) and its report (benchmarks/minatar_report.py):
+the commands a dry run prints, the skip / resume / restart decisions on fabricated run folders,
+the report's numbers against a hand computation on fabricated evaluation files, and one real
+grid of a single 800-frame CartPole run, trained, skipped when re-run, and reported."""
+
+import json
+
+import numpy as np
+import pytest
+from matplotlib.image import imread
+
+from benchmarks import minatar_ablation as minatar
+from benchmarks import minatar_report
+from gdi.evaluation.scores import periodic_eval_name, write_eval_file
+from gdi.presets import resolve_config
+from tests.runtime.test_train import TINY
+
+BUDGET = 5000
+
+
+def fake_run(root, game, preset, seed, returns, *, budget=BUDGET, lambdas=None,
+             checkpoint_frames=None):
+    """A run folder as `gdi train` leaves it: the full config.json, one periodic evaluation per
+    entry of ``returns`` (at 1000, 2000, ... frames; two episodes each, mean = the entry), an
+    empty checkpoint file named for ``checkpoint_frames`` and, with ``lambdas`` ({frames: λ}),
+    a meta.jsonl."""
+    env = game if ":" in game else f"minatar:{game}"
+    run = root / f"{game.replace(':', '-')}__{preset}__{seed}"
+    (run / "checkpoints").mkdir(parents=True)
+    config = resolve_config(preset, env, frames=budget, seed=seed, backend="inline").to_dict()
+    (run / "config.json").write_text(json.dumps({**config, "name": run.name}))
+    for k, value in enumerate(returns, start=1):
+        write_eval_file(run, periodic_eval_name(1000 * k), checkpoint="x", frames=1000 * k,
+                        env=env, policy="π_λ", seed=0,
+                        episodes=[{"return": value - 1, "frames": 10, "seed": 0},
+                                  {"return": value + 1, "frames": 10, "seed": 1}])
+    frames = 1000 * len(returns) if checkpoint_frames is None else checkpoint_frames
+    (run / "checkpoints" / f"ckpt_{frames:012d}.pt").write_bytes(b"")
+    rows = [{"frames": f, "actor": 0, "lambda": list(lam), "return": 1.0, "length": 5}
+            for f, lam in (lambdas or {}).items()]
+    (run / "meta.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return run
+
+
+# --- the grid harness ----------------------------------------------------------------------------
+
+
+def test_dry_run_prints_every_command_and_runs_nothing(tmp_path, capsys):
+    root = tmp_path / "grid"
+    code = minatar.main(["--games", "breakout,asterix", "--presets", "gdi-i3,gdi-i1,gdi-i0",
+                         "--seeds", "0,1", "--frames", "3000", "--root", str(root),
+                         "--observation-reservoir", "1000", "--dry-run"])
+    out = capsys.readouterr().out
+    assert code == 0 and not root.exists()
+    lines = [line for line in out.splitlines() if "gdi.cli train" in line]
+    assert len(lines) == 2 * 3 * 2
+    # Seed-major order: every game and preset of seed 0 before seed 1.
+    assert [line.split(":")[0].split()[-1] for line in lines[:6]] == [
+        "breakout__gdi-i3__0", "breakout__gdi-i1__0", "breakout__gdi-i0__0",
+        "asterix__gdi-i3__0", "asterix__gdi-i1__0", "asterix__gdi-i0__0"]
+    first = lines[0]
+    for part in ("--preset gdi-i3", "--env minatar:breakout", "--frames 3000", "--seed 0",
+                 "--backend inline", f"--run-dir {root}/breakout__gdi-i3__0", "--no-report",
+                 "torch_threads=1", "num_actors=1", "observation_reservoir=1000"):
+        assert part in first
+    # Observations are kept for the t-SNE pair (I³, I¹) only.
+    assert ["observation_reservoir" in line for line in lines[:3]] == [True, True, False]
+
+
+def test_status_skip_resume_restart_and_a_foreign_run(tmp_path):
+    root = tmp_path / "grid"
+    root.mkdir()
+    runs = {r.preset: r for r in minatar.grid_runs(["breakout"], ["gdi-i3", "gdi-i1", "gdi-i0",
+                                                                  "gdi-h3"], [0], BUDGET, root)}
+    fake_run(root, "breakout", "gdi-i3", 0, [1, 2, 3, 4, 5])  # eval + checkpoint at 5000
+    fake_run(root, "breakout", "gdi-i1", 0, [1, 2], checkpoint_frames=2000)
+    (root / "breakout__gdi-i0__0").mkdir()  # died before writing anything
+    assert [minatar.run_status(runs[p]) for p in ("gdi-i3", "gdi-i1", "gdi-i0", "gdi-h3")] == \
+        ["done", "resume", "restart", "todo"]
+    resume = minatar.train_command(runs["gdi-i1"], "resume")
+    assert resume[-3:] == ["--resume", str(runs["gdi-i1"].run_dir), "--no-report"]
+    with pytest.raises(ValueError, match="done"):
+        minatar.train_command(runs["gdi-i3"], "done")
+    moved = minatar.move_aside(runs["gdi-i0"].run_dir)
+    assert moved.name == "breakout__gdi-i0__0.failed-1" and moved.is_dir()
+    assert minatar.run_status(runs["gdi-i0"]) == "todo"
+    # The same folder name holding another budget is refused, not mixed in.
+    other = minatar.grid_runs(["breakout"], ["gdi-i3"], [0], 2 * BUDGET, root)[0]
+    with pytest.raises(ValueError, match="different run"):
+        minatar.run_status(other)
+    assert minatar.main(["--games", "breakout", "--presets", "gdi-i3", "--seeds", "0",
+                         "--frames", str(2 * BUDGET), "--root", str(root), "--dry-run"]) == 2
+
+
+def test_a_done_checkpoint_without_its_final_evaluation_is_resumed(tmp_path):
+    run = minatar.grid_runs(["breakout"], ["gdi-i3"], [0], BUDGET, tmp_path)[0]
+    fake_run(tmp_path, "breakout", "gdi-i3", 0, [1, 2, 3], checkpoint_frames=BUDGET)
+    assert minatar.run_status(run) == "resume"
+
+
+# --- the report ---------------------------------------------------------------------------------
+
+
+def fabricated_grid(root):
+    """Two games, GDI-I³ and GDI-I¹, seeds 0 and 1; finals (mean of the last 3 evaluations):
+
+    breakout  I³: [3,4,5] → 4, [6,8,10] → 8 (mean 6)    I¹: 3, 3 (mean 3)
+    asterix   I³: 10, 20 (mean 15)                      I¹: 15, 30 (mean 22.5)
+    """
+    early_late = {500: (1, 2, 0.1), 900: (3, 4, 0.3), 2500: (50, 50, 1.0),
+                  4500: (10, 0, 0.9), 5000: (20, 2, 0.7)}
+    fake_run(root, "breakout", "gdi-i3", 0, [1, 2, 3, 4, 5], lambdas=early_late)
+    fake_run(root, "breakout", "gdi-i3", 1, [1, 2, 6, 8, 10], lambdas=early_late)
+    fake_run(root, "breakout", "gdi-i1", 0, [9, 9, 2, 3, 4], lambdas={100: (4,), 4900: (30,)})
+    fake_run(root, "breakout", "gdi-i1", 1, [0, 0, 3, 3, 3], lambdas={200: (6,), 4800: (40,)})
+    fake_run(root, "asterix", "gdi-i3", 0, [0, 0, 10, 10, 10], lambdas=early_late)
+    fake_run(root, "asterix", "gdi-i3", 1, [0, 0, 20, 20, 20], lambdas=early_late)
+    fake_run(root, "asterix", "gdi-i1", 0, [0, 0, 15, 15, 15], lambdas={0: (1,), 5000: (2,)})
+    fake_run(root, "asterix", "gdi-i1", 1, [0, 0, 30, 30, 30], lambdas={0: (1,), 5000: (2,)})
+    fake_run(root, "asterix", "gdi-i0", 0, [1, 2], checkpoint_frames=2000)  # unfinished
+
+
+def test_final_return_is_the_mean_of_the_last_three_evaluations(tmp_path):
+    from gdi.evaluation.scores import load_run
+
+    run = fake_run(tmp_path, "breakout", "gdi-i3", 0, [1, 2, 3, 4, 5])
+    assert minatar_report.final_return(load_run(run)) == pytest.approx((3 + 4 + 5) / 3)
+    # A `gdi evaluate` file at the last frame count replaces that evaluation, as in the curve.
+    write_eval_file(run, "ckpt_000000005000", checkpoint="ckpt", frames=5000, env="minatar:breakout",
+                    policy="π_λ", seed=9, episodes=[{"return": 11.0, "frames": 1, "seed": 0}])
+    assert minatar_report.final_return(load_run(run)) == pytest.approx((3 + 4 + 11) / 3)
+    assert minatar_report.final_return(load_run(run), last=1) == pytest.approx(11.0)
+
+
+def test_report_numbers_match_a_hand_computation(tmp_path):
+    root = tmp_path / "grid"
+    fabricated_grid(root)
+    grid = minatar_report.load_grid(root)
+    assert [p.name for p in grid.incomplete] == ["asterix__gdi-i0__0"]
+    assert grid.games == ["asterix", "breakout"] and grid.presets == ["gdi-i3", "gdi-i1"]
+    finals = minatar_report.final_table(grid, last=3, reps=2000, seed=0)
+    seeds, values, ci = finals[("breakout", "gdi-i3")]
+    assert seeds == [0, 1] and values.tolist() == pytest.approx([4.0, 8.0])
+    # Two seeds: the bootstrap means are 4, 6, 6, 8 with probabilities ¼, ½, ¼, so the
+    # percentile interval is [4, 8] around the mean 6.
+    assert tuple(ci) == pytest.approx((6.0, 4.0, 8.0))
+    assert finals[("asterix", "gdi-i1")][2].point == pytest.approx(22.5)
+    normalized, notes = minatar_report.normalized_by_baseline(finals, reps=2000, seed=0)
+    by_preset = {n.preset: n for n in normalized}
+    # I¹ / I³'s mean: breakout 3/6 = 0.5 for both seeds, asterix 15/15 = 1 and 30/15 = 2;
+    # mean over games and seeds (0.5 + 0.5 + 1 + 2) / 4 = 1.0. I³ itself: (4 + 8)/6/2 = 1 and
+    # (10 + 20)/15/2 = 1.
+    assert by_preset["gdi-i1"].games == ["asterix", "breakout"]
+    assert by_preset["gdi-i1"].per_game.tolist() == pytest.approx([1.5, 0.5])
+    assert by_preset["gdi-i1"].aggregate.point == pytest.approx(1.0)
+    assert by_preset["gdi-i3"].aggregate.point == pytest.approx(1.0)
+    low, high = by_preset["gdi-i1"].aggregate.low, by_preset["gdi-i1"].aggregate.high
+    assert 0.5 <= low < 1.0 < high <= 1.25  # resampling asterix's seeds: (0.5 + 1 or 2) / 2
+    assert notes == []
+    summary = minatar_report.meta_summary(grid.runs[("breakout", "gdi-i3")])
+    # First 20 % of 5000 frames: λ at 500 and 900; last 20 %: at 4500 and 5000 (both seeds
+    # have the same rows, so the pooled medians are the per-seed ones).
+    assert [r["coordinate"] for r in summary] == ["inv_tau1", "inv_tau2", "eps"]
+    assert [r["early_median"] for r in summary] == pytest.approx([2.0, 3.0, 0.2])
+    assert [r["late_median"] for r in summary] == pytest.approx([15.0, 1.0, 0.8])
+    assert summary[0]["early_episodes"] == 4 and summary[0]["late_episodes"] == 4
+    i1 = minatar_report.meta_summary(grid.runs[("breakout", "gdi-i1")])
+    assert [(r["coordinate"], r["early_median"], r["late_median"]) for r in i1] == \
+        [("inv_tau", 5.0, 35.0)]
+
+
+def test_report_writes_the_doc_block_figures_and_csvs(tmp_path, capsys):
+    root, doc, figures = tmp_path / "grid", tmp_path / "docs" / "results.md", tmp_path / "figs"
+    fabricated_grid(root)
+    doc.parent.mkdir()
+    doc.write_text("# Results\n\nHand-written text stays.\n")
+    args = ["--root", str(root), "--doc", str(doc), "--figures", str(figures), "--reps", "200"]
+    assert minatar_report.main(args) == 0
+    text = doc.read_text()
+    assert text.startswith("# Results\n\nHand-written text stays.\n")
+    assert text.count(minatar_report.BEGIN) == 1 and text.count(minatar_report.END) == 1
+    assert "| breakout | GDI-I³ | 2 | 6.00 [4.00, 8.00] | 4.00, 8.00 |" in text
+    assert "Not finished, left out: asterix__gdi-i0__0." in text
+    for name in ("ablation.png", "learning_curves.png", "meta_asterix.png", "meta_breakout.png"):
+        assert f"](../figs/{name})" in text
+        image = imread(figures / name)
+        assert image.shape[0] > 200 and image.std() > 0.02
+    rows = (figures / "final_returns.csv").read_text().splitlines()
+    assert rows[0] == "game,preset,n_seeds,mean,ci_low,ci_high,per_seed" and len(rows) == 5
+    assert "Young & Tian (2019)" in text
+
+
+def test_the_generated_block_is_replaced_and_the_text_around_it_kept(tmp_path):
+    doc = tmp_path / "results.md"
+    minatar_report.write_block(doc, "first")  # a missing file is created with a title
+    assert doc.read_text().startswith("# MinAtar ablation results\n")
+    doc.write_text(doc.read_text() + "\nText after the block.\n")
+    minatar_report.write_block(doc, "second")
+    text = doc.read_text()
+    assert "first" not in text and text.count("second") == 1
+    assert text.endswith("Text after the block.\n") and text.count(minatar_report.BEGIN) == 1
+
+
+def test_report_of_an_empty_grid_is_an_error(tmp_path, capsys):
+    (tmp_path / "grid").mkdir()
+    assert minatar_report.main(["--root", str(tmp_path / "grid"), "--doc",
+                                str(tmp_path / "d.md")]) == 2
+    assert "no finished runs" in capsys.readouterr().out
+
+
+# --- end to end ----------------------------------------------------------------------------------
+
+
+def test_a_real_grid_trains_skips_when_done_and_reports(tmp_path, capsys):
+    root = tmp_path / "grid"
+    argv = ["--games", "gym:CartPole-v1", "--presets", "gdi-i3", "--seeds", "0", "--frames",
+            "800", "--root", str(root), "--observation-reservoir", "8", "--set", *TINY]
+    assert minatar.main(argv) == 0
+    run = root / "gym-CartPole-v1__gdi-i3__0"
+    assert (run / "observations.npz").is_file() and (root / "logs" / f"{run.name}.log").is_file()
+    capsys.readouterr()
+    assert minatar.main(argv) == 0  # everything done: nothing started
+    out = capsys.readouterr().out
+    assert "1 done" in out and "started" not in out
+    doc, figures = tmp_path / "results.md", tmp_path / "figs"
+    assert minatar_report.main(["--root", str(root), "--doc", str(doc), "--figures",
+                                str(figures), "--reps", "100"]) == 0
+    text = doc.read_text()
+    assert "| CartPole-v1 | GDI-I³ | 1 |" in text and "inv_tau1" in text
+    with np.load(run / "observations.npz") as kept:
+        assert kept["stage_0"].shape == (8, 4)
