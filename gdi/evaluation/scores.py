@@ -20,12 +20,13 @@ from __future__ import annotations
 import json
 import math
 import os
-import tempfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+
+from gdi.atomic import atomic_write
 
 CONFIG_FILE = "config.json"
 EVAL_DIR = "eval"
@@ -169,19 +170,11 @@ def write_eval_file(
     }
     eval_dir = Path(run_dir) / EVAL_DIR
     eval_dir.mkdir(parents=True, exist_ok=True)
-    path = eval_dir / f"{stem}.json"
-    fd, tmp = tempfile.mkstemp(dir=eval_dir, prefix=f".{stem}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(payload, f, indent=1, allow_nan=False)
-            f.write("\n")
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
+    def write(handle) -> None:
+        json.dump(payload, handle, indent=1, allow_nan=False)
+        handle.write("\n")
+
+    return atomic_write(eval_dir / f"{stem}.json", write, binary=False)
 
 
 def _load_json(path: Path) -> object:

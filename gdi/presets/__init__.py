@@ -23,6 +23,11 @@ from gdi.config import Config
 SOFT_ENTROPY_RANGES = ((0.0, 50.0), (0.0, 50.0), (0.0, 1.0))
 SOFT_ENTROPY_ACCURACIES = (1.0, 1.0, 0.1)
 SOFT_ENTROPY_NAMES = ("inv_tau1", "inv_tau2", "eps")
+SOFT_ENTROPY_BANDIT = {
+    "ranges": SOFT_ENTROPY_RANGES,
+    "accuracies": SOFT_ENTROPY_ACCURACIES,
+    "index_names": SOFT_ENTROPY_NAMES,
+}
 #: The paper's "Fixed Selection for [1/τ₁, 1/τ₂, ε]", used by GDI-I⁰ (w/o E).
 FIXED_SELECTION = (1.0, 0.0, 1.0)
 
@@ -61,11 +66,7 @@ PRESETS: dict[str, Preset] = {
         fields={
             "policy_space": "soft_entropy",
             "meta_controller": "bandit",
-            "meta_kwargs": {
-                "ranges": SOFT_ENTROPY_RANGES,
-                "accuracies": SOFT_ENTROPY_ACCURACIES,
-                "index_names": SOFT_ENTROPY_NAMES,
-            },
+            "meta_kwargs": SOFT_ENTROPY_BANDIT,
             "families": 1,
             "reward_shapes": ("log",),
         },
@@ -81,11 +82,7 @@ PRESETS: dict[str, Preset] = {
         fields={
             "policy_space": "soft_entropy",
             "meta_controller": "bandit",
-            "meta_kwargs": {
-                "ranges": SOFT_ENTROPY_RANGES,
-                "accuracies": SOFT_ENTROPY_ACCURACIES,
-                "index_names": SOFT_ENTROPY_NAMES,
-            },
+            "meta_kwargs": SOFT_ENTROPY_BANDIT,
             "families": 2,
             "reward_shapes": ("log", "root"),
         },

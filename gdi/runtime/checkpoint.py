@@ -9,12 +9,12 @@ older than the ``keep`` most recent.
 
 from __future__ import annotations
 
-import os
 import re
-import tempfile
 from pathlib import Path
 
 import torch
+
+from gdi.atomic import atomic_write
 
 _NAME = re.compile(r"^ckpt_(\d{12})\.pt$")
 FORMAT_VERSION = 1
@@ -35,17 +35,8 @@ def list_checkpoints(run_dir: Path) -> list[Path]:
 def save_checkpoint(run_dir: Path, frames: int, payload: dict, keep: int) -> Path:
     folder = Path(run_dir) / "checkpoints"
     folder.mkdir(parents=True, exist_ok=True)
-    target = folder / checkpoint_name(frames)
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".pt")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            torch.save({"format": FORMAT_VERSION, **payload}, handle)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    target = atomic_write(folder / checkpoint_name(frames),
+                          lambda handle: torch.save({"format": FORMAT_VERSION, **payload}, handle))
     for old in list_checkpoints(run_dir)[:-keep]:
         old.unlink()
     return target

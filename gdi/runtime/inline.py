@@ -49,13 +49,8 @@ class InlineBackend:
                 trainer.record_episodes(episodes)
                 if window is not None:
                     trainer.ingest(window)
-            trainer.train_while_ready()
-            trainer.periodic()
-            report()
-            if stop(trainer.frames):
+            if trainer.learn_and_keep_books(stop, report):
                 return
-            if trainer.checkpoint_due():
-                trainer.save()
 
     def close(self) -> None:
         for actor in self.actors:

@@ -143,13 +143,8 @@ class LocalBackend:
                 trainer.ingest(_unpack(window))
                 if trainer.collector.ready():
                     break
-            trainer.train_while_ready()
-            trainer.periodic()
-            report()
-            if stop(trainer.frames):
+            if trainer.learn_and_keep_books(stop, report):
                 return
-            if trainer.checkpoint_due():
-                trainer.save()
 
     def _check_actors(self) -> None:
         for process in self.processes:

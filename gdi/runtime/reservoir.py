@@ -22,10 +22,11 @@ from __future__ import annotations
 
 import math
 import os
-import tempfile
 from pathlib import Path
 
 import numpy as np
+
+from gdi.atomic import atomic_write
 
 OBSERVATIONS_FILE = "observations.npz"
 
@@ -146,15 +147,4 @@ class StageReservoir:
     def save(self, path: str | os.PathLike) -> Path:
         """Write the kept observations to ``path`` (``RUN/observations.npz``) atomically:
         a temporary file in the same folder, then ``os.replace``."""
-        path = Path(path)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".observations-", suffix=".npz")
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                np.savez_compressed(handle, **self.arrays())
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-        return path
+        return atomic_write(path, lambda handle: np.savez_compressed(handle, **self.arrays()))

@@ -122,6 +122,20 @@ class Trainer:
             done += 1
         return done
 
+    def learn_and_keep_books(self, stop: Callable[[int], bool], report: Callable[[], None]
+                             ) -> bool:
+        """What every backend does after taking in data: learner steps (operator T), metrics
+        rows and evaluations, the progress report, and a checkpoint when one is due or a stop
+        was requested. Returns True when the run must stop (the checkpoint is the caller's)."""
+        self.train_while_ready()
+        self.periodic()
+        report()
+        if stop(self.frames):
+            return True
+        if self.checkpoint_due():
+            self.save()
+        return False
+
     # --- bookkeeping ---------------------------------------------------------------------------
     def add_time(self, phase: str, seconds: float) -> None:
         self._timers[phase] += seconds

@@ -17,7 +17,7 @@ def test_save_load_and_prune(tmp_path):
     names = [p.name for p in list_checkpoints(tmp_path)]
     assert names == ["ckpt_000000000200.pt", "ckpt_000000000300.pt", "ckpt_000000000400.pt"]
     assert load_checkpoint(latest_checkpoint(tmp_path))["x"].item() == 400
-    assert not list((tmp_path / "checkpoints").glob(".tmp-*"))  # no temporary file left
+    assert not list((tmp_path / "checkpoints").glob(".*.tmp"))  # no temporary file left
 
 
 def test_corrupt_checkpoint_names_the_intact_one(tmp_path):
