@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import pickle
 import time
+from collections import defaultdict
 from dataclasses import dataclass
 
 import numpy as np
@@ -71,7 +72,9 @@ class Actor:
         self.generator = torch.Generator().manual_seed(seed)
         self.version = -1  # no parameters pulled yet: the first pull always copies
         self.steps = 0
-        self.meta_seconds = 0.0  # time spent in E (sample + update), for the throughput report
+        # Seconds per phase of acting ("inference", "env", "record", "meta", "pull"), for the
+        # perf/actor_* metrics and the throughput report; whoever reports them resets them.
+        self.phase_seconds: dict[str, float] = defaultdict(float)
         self._start_episodes(seed)
         state_shape = tuple(self.state.shape[1:])
         self.builder = SequenceBuilder(
@@ -95,12 +98,26 @@ class Actor:
     def frames(self) -> int:
         return self.steps * self.num_envs * self.frames_per_step
 
+    @property
+    def meta_seconds(self) -> float:
+        """Time spent in operator E (sample + update)."""
+        return self.phase_seconds["meta"]
+
     def pull(self, server) -> None:
+        start = time.perf_counter()
         self.version = server.pull(self.net, self.version)
+        self.phase_seconds["pull"] += time.perf_counter() - start
+
+    def take_phase_seconds(self) -> dict[str, float]:
+        """The seconds per phase since the last call (and start counting afresh)."""
+        taken, self.phase_seconds = dict(self.phase_seconds), defaultdict(float)
+        return taken
 
     def step(self) -> tuple[SequenceBatch | None, list[EpisodeRecord]]:
         """One step of every environment; returns a finished window of sequences (or None)
         and the episodes that ended."""
+        clock = time.perf_counter
+        start = clock()
         with torch.no_grad():
             outputs, next_state = self.net(
                 torch.from_numpy(self.obs)[None],
@@ -115,7 +132,9 @@ class Actor:
             )
             actions_t, log_mu_t = sample_actions(log_pi, self.generator)
         actions = actions_t.numpy()
+        env_start = clock()
         next_obs, rewards, terminated, truncated, _ = self.env.step(actions)
+        record_start = clock()
         rewards = np.asarray(rewards, dtype=np.float64)
         # A time-limit truncation also ends the trace (discount 0): the cap is 27k agent steps
         # on ALE, and bootstrapping it would need the final observation's value.
@@ -128,7 +147,7 @@ class Actor:
         self.returns += rewards
         self.lengths += 1
         episodes = []
-        meta_start = time.perf_counter()
+        meta_start = clock()
         for i in np.flatnonzero(dones):
             lam = self.lambdas[i].astype(np.float64)
             episodes.append(EpisodeRecord(
@@ -139,7 +158,7 @@ class Actor:
             self.lambdas[i] = self.controller.sample()
             self.returns[i] = 0.0
             self.lengths[i] = 0
-        self.meta_seconds += time.perf_counter() - meta_start
+        meta_end = clock()
 
         self.prev_actions = np.where(dones, 0, actions)
         self.prev_rewards = np.where(dones, 0.0, compress_reward(rewards)).astype(np.float32)
@@ -148,6 +167,12 @@ class Actor:
         self.state = next_state
         self.steps += 1
         window = self.builder.emit(self.obs, self.resets, self.prev_actions, self.prev_rewards)
+        end = clock()
+        phases = self.phase_seconds
+        phases["inference"] += env_start - start
+        phases["env"] += record_start - env_start
+        phases["meta"] += meta_end - meta_start
+        phases["record"] += (meta_start - record_start) + (end - meta_end)
         return window, episodes
 
     # --- checkpointing -----------------------------------------------------------------------

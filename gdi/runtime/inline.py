@@ -46,6 +46,7 @@ class InlineBackend:
                     actor.pull(trainer.server)
                 window, episodes = actor.step()
                 trainer.frames += actor.num_envs * actor.frames_per_step
+                trainer.add_actor_times(actor.take_phase_seconds())
                 trainer.record_episodes(episodes)
                 if window is not None:
                     trainer.ingest(window)

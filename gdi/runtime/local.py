@@ -76,14 +76,17 @@ def actor_process(
             if window is None:
                 continue
             message = ("data", actor_id, _pack(window), pending, actor.frames,
-                       controller.state_dict())
+                       controller.state_dict(), actor.take_phase_seconds())
             pending = []
+            start = time.perf_counter()
             while not stop_event.is_set():
                 try:
                     messages.put(message, timeout=0.2)
                     break
                 except queue_module.Full:
                     continue
+            # Waiting for the learner to take the message: counted with the next message.
+            actor.phase_seconds["send"] += time.perf_counter() - start
     except Exception:
         messages.put(("error", actor_id, traceback.format_exc()))
     finally:
@@ -109,6 +112,7 @@ class LocalBackend:
         actor_frames = [0] * config.num_actors
         trainer.controller_state = lambda: controller_states[0]
         trainer.checkpoint_extra = lambda: {"controllers": list(controller_states)}
+        trainer.actor_processes = config.num_actors
         for i in range(config.num_actors):
             process = self.context.Process(
                 target=actor_process, name=f"gdi-actor-{i}", daemon=True,
@@ -135,7 +139,8 @@ class LocalBackend:
                     trainer.add_time("wait", time.perf_counter() - start)
                 if message[0] == "error":
                     raise RuntimeError(f"actor {message[1]} failed:\n{message[2]}")
-                _, actor_id, window, episodes, frames, controller_state = message
+                _, actor_id, window, episodes, frames, controller_state, times = message
+                trainer.add_actor_times(times)
                 actor_frames[actor_id] = frames
                 controller_states[actor_id] = controller_state
                 trainer.frames = base_frames + sum(actor_frames)

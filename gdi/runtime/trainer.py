@@ -68,6 +68,8 @@ class Trainer:
         self._lag: list[float] = []  # since the last metrics row
         self._recent_lag: deque[float] = deque(maxlen=20)  # for the progress bar
         self._timers: dict[str, float] = defaultdict(float)
+        self._actor_timers: dict[str, float] = defaultdict(float)
+        self.actor_processes = 1  # actors that run in parallel, each with its own wall clock
         self._last_log_time = time.perf_counter()
         self._last_log_frames = 0
         self._last_log_steps = 0
@@ -116,9 +118,11 @@ class Trainer:
             lag = self.learner.steps - batch.versions[self.config.burn_in:].mean()
             self._lag.append(float(lag))
             self._recent_lag.append(float(lag))
+            pushed = time.perf_counter()
+            self._timers["learner"] += pushed - start
             if self.learner.steps % self.config.push_every == 0:
                 self.server.push(self.learner.net, self.learner.steps)
-            self._timers["learner"] += time.perf_counter() - start
+                self._timers["push"] += time.perf_counter() - pushed
             done += 1
         return done
 
@@ -138,7 +142,15 @@ class Trainer:
 
     # --- bookkeeping ---------------------------------------------------------------------------
     def add_time(self, phase: str, seconds: float) -> None:
+        """Seconds the learner process spent in ``phase`` (logged as perf/{phase}_share)."""
         self._timers[phase] += seconds
+
+    def add_actor_times(self, phase_seconds: dict[str, float]) -> None:
+        """Seconds an actor spent per phase (``Actor.take_phase_seconds``), logged as
+        perf/actor_{phase}_share: the share of an actor's wall time, averaged over the
+        ``actor_processes`` actors that run in parallel (1 when they share this process)."""
+        for phase, seconds in phase_seconds.items():
+            self._actor_timers[phase] += seconds
 
     @property
     def policy_lag(self) -> float:
@@ -175,12 +187,15 @@ class Trainer:
         row["perf/learner_steps_per_s"] = (self.learner.steps - self._last_log_steps) / elapsed
         for phase, seconds in self._timers.items():
             row[f"perf/{phase}_share"] = seconds / elapsed
+        for phase, seconds in self._actor_timers.items():
+            row[f"perf/actor_{phase}_share"] = seconds / (elapsed * self.actor_processes)
         self.writer.write(self.frames, row)
         self.writer.flush()
         self._acc_loss.clear()
         self._acc_episodes = []
         self._lag = []
         self._timers.clear()
+        self._actor_timers.clear()
         self._last_log_time, self._last_log_frames = now, self.frames
         self._last_log_steps = self.learner.steps
 

@@ -27,6 +27,9 @@ TINY = [
 ]
 
 
+ACTOR_PHASES = ("inference", "env", "record", "meta", "pull")
+
+
 def tiny_config(preset="gdi-i3", env="gym:CartPole-v1", frames=800, backend="inline", **extra):
     cfg = resolve_config(preset, env, frames=frames, seed=3, backend=backend)
     return apply_overrides(cfg, TINY + [f"{k}={v}" for k, v in extra.items()])
@@ -56,6 +59,12 @@ def test_inline_run_writes_a_complete_run_folder(tmp_path):
     assert any("losses/total" in r for r in metrics)
     assert any("charts/episodic_return" in r for r in metrics)
     assert any("perf/fps" in r for r in metrics)
+    # Where the time goes: in one process the actor's phases and the learner's share one wall
+    # clock, so together they cannot exceed it (eval and logging take the rest).
+    for row in (r for r in metrics if "perf/actor_env_share" in r):
+        shares = [row[f"perf/actor_{p}_share"] for p in ACTOR_PHASES]
+        assert all(0.0 < s < 1.0 for s in shares)
+        assert sum(shares) + row.get("perf/learner_share", 0.0) <= 1.0
     meta = [json.loads(line) for line in (run / "meta.jsonl").read_text().splitlines()]
     assert meta and all(len(m["lambda"]) == 3 for m in meta)
     assert sorted(p.name for p in (run / "eval").iterdir())  # periodic + final evaluation
@@ -103,8 +112,16 @@ def test_local_backend_smoke(tmp_path, env):
     assert result.frames >= 3000
     for name in ("config.json", "metrics.jsonl", "meta.jsonl"):
         assert (result.run_dir / name).stat().st_size > 0
-    metrics = rows(result.run_dir / "metrics.jsonl")
+    metrics = rows(result.run_dir / "metrics.jsonl", drop_perf=False)
     assert any("losses/total" in r for r in metrics)
+    timed = [r for r in metrics if "perf/actor_env_share" in r]
+    assert timed, "actors report where their time goes"
+    for row in timed:  # each actor process has its own wall clock; shares average over them
+        shares = [row.get(f"perf/actor_{p}_share", 0.0) for p in ACTOR_PHASES]
+        # A blocked send is reported with the actor's next message, possibly rows later, so
+        # only the phases of acting itself are bounded by the row's wall time.
+        assert 0.0 < sum(shares) <= 1.0 + 0.05
+        assert row.get("perf/actor_send_share", 0.0) >= 0.0
     assert load_checkpoint(latest_checkpoint(result.run_dir))["controllers"][0] is not None
 
 
