@@ -141,8 +141,10 @@ SCALES: dict[str, dict[str, Any]] = {
         "burn_in": 10,
         "seq_len": 20,
         "seq_stride": 10,  # half overlap, as the paper's 40 + 80 with R2D2's stride 40
-        "batch_size": 32,
-        "min_replay": 128,
+        # Same replay ratio as the paper (each sequence twice), twice the updates per frame of
+        # batch 32. GDI-I³ on Breakout at 1M frames (inline): seed 0 6.2 → 14.9, seed 1 5.3 → 12.3.
+        "batch_size": 16,
+        "min_replay": 64,
         "replay_capacity": 512,
         "discount": 0.99,
         "warmup_steps": 100,
