@@ -4,10 +4,10 @@ Every metrics row of a run holds ``perf/<phase>_share`` for the learner process 
 sampling a batch and the learner step; ``push``: publishing parameters; ``wait``: waiting for
 actor messages, local backend; ``eval``) and ``perf/actor_<phase>_share`` for the actors
 (``inference``: batched forward + π_λ + sampling; ``env``: vector-env step; ``record``: sequence
-recording and episode bookkeeping; ``meta``: operator E; ``pull``: parameter sync; ``send``:
-waiting for the learner to take a message, local backend). On the inline backend every share is
-of the one process's wall time; on the local backend the actor shares are of an actor process's
-wall time, averaged over actors.
+recording and episode bookkeeping; ``meta``: operator E; ``pull``: parameter sync; ``idle``:
+waiting for the learner to ask for a window or to take it, local backend). On the inline
+backend every share is of the one process's wall time; on the local backend the actor shares
+are of an actor process's wall time, averaged over actors.
 
 This script averages each share over a run's rows, weighted by the rows' wall time (frames of the
 row ÷ its frames/s), and prints one markdown table row per run.
@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 LEARNER_PHASES = ("learner", "push", "wait", "eval")
-ACTOR_PHASES = ("inference", "env", "record", "meta", "pull", "send")
+ACTOR_PHASES = ("inference", "env", "record", "meta", "pull", "idle")
 
 
 def phase_shares(metrics_path: Path) -> dict[str, float]:

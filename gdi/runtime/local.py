@@ -3,10 +3,16 @@
 Actors are ``spawn``-ed processes (no inherited threads or locks) that read parameters from a
 shared-memory parameter server and send one message per finished window of sequences: the
 sequences (observations as a torch tensor, which torch's queue moves through shared memory
-instead of a pipe), the episodes that ended since the last message, their frame count and their
-E's state (kept for checkpoints and evaluation). The queue is short; the learner takes a
-message only when the collector has room for it, so a slow learner makes actors wait rather
-than letting memory grow or data be dropped.
+instead of a pipe), the episodes that ended since the last message, their frame count, their
+E's state (kept for checkpoints and evaluation) and where their time went.
+
+Flow control is by credits: an actor acts a window only after the learner has asked for one
+(a semaphore), and the learner asks for data only to keep the collector one window above
+``min_replay``, at most one window in flight per actor. On a CPU the learner is the bottleneck;
+an actor that ran ahead would fill the queue and the collector with windows acted by old
+parameters (measured on MinAtar: policy lag ≈ 22 learner steps with a free-running actor and a
+two-message queue, ≈ 10 on the inline backend). Memory stays bounded and no data is dropped:
+the replay ratio stays exact.
 
 Resuming a local run restores the learner, optimizer, counters and every actor's E exactly;
 environments restart their episodes and the collector starts empty (documented in
@@ -51,9 +57,10 @@ def actor_process(
     server: SharedParameterServer,
     messages,
     stop_event,
+    credits,
     controller_state: dict | None,
 ) -> None:
-    """Entry point of one actor process: act until ``stop_event`` is set."""
+    """Entry point of one actor process: act a window per credit until ``stop_event``."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the learner process coordinates shutdown
     torch.set_num_threads(1)
     actor = None
@@ -69,12 +76,22 @@ def actor_process(
                       controller, seed)
         pending = []
         while not stop_event.is_set():
-            if actor.steps % config.pull_every == 0:
-                actor.pull(server)
-            window, episodes = actor.step()
-            pending.extend(episodes)
+            # Idle until the learner asks for a window, then act it with fresh parameters.
+            start = time.perf_counter()
+            while not (credits.acquire(timeout=0.2) or stop_event.is_set()):
+                pass
+            actor.phase_seconds["idle"] += time.perf_counter() - start
+            if stop_event.is_set():
+                break
+            actor.pull(server)
+            window = None
+            while window is None and not stop_event.is_set():
+                if actor.steps % config.pull_every == 0:
+                    actor.pull(server)
+                window, episodes = actor.step()
+                pending.extend(episodes)
             if window is None:
-                continue
+                break
             message = ("data", actor_id, _pack(window), pending, actor.frames,
                        controller.state_dict(), actor.take_phase_seconds())
             pending = []
@@ -85,8 +102,8 @@ def actor_process(
                     break
                 except queue_module.Full:
                     continue
-            # Waiting for the learner to take the message: counted with the next message.
-            actor.phase_seconds["send"] += time.perf_counter() - start
+            # Counted with the next message.
+            actor.phase_seconds["idle"] += time.perf_counter() - start
     except Exception:
         messages.put(("error", actor_id, traceback.format_exc()))
     finally:
@@ -100,11 +117,8 @@ class LocalBackend:
         self.shapes = shapes
         self.context = torch_mp.get_context("spawn")
         self.server = SharedParameterServer(learner.net, self.context)
-        # One message per actor in the queue (plus the one each actor may be blocked putting):
-        # on a CPU the learner is the bottleneck, and every window waiting here is data that
-        # grows stale — with two per actor the policy lag on MinAtar was ≈ 22 learner steps
-        # against ≈ 10 inline.
         self.messages = self.context.Queue(maxsize=config.num_actors)
+        self.credits = self.context.Semaphore(0)  # windows the learner has asked for
         self.stop_event = self.context.Event()
         self.processes: list = []
 
@@ -121,21 +135,32 @@ class LocalBackend:
             process = self.context.Process(
                 target=actor_process, name=f"gdi-actor-{i}", daemon=True,
                 args=(i, config, self.shapes, self.server, self.messages,
-                      self.stop_event, controller_states[i]),
+                      self.stop_event, self.credits, controller_states[i]),
             )
             process.start()
             self.processes.append(process)
 
         room = config.envs_per_actor
+        collector = trainer.collector
+        in_flight = 0  # windows asked for and not yet received
+
+        def ask_for_data() -> None:
+            # Keep the collector one window above min_replay, so that the next window is
+            # being acted while the learner trains, with at most one in flight per actor.
+            nonlocal in_flight
+            while (in_flight < config.num_actors
+                   and len(collector) + room * in_flight < config.min_replay + room
+                   and collector.free_slots >= room * (in_flight + 1)):
+                self.credits.release()
+                in_flight += 1
+
         while trainer.frames < config.frames:
-            # Take messages while the collector has room; wait for one only when there is
-            # nothing to train on.
-            while trainer.collector.free_slots >= room:
+            ask_for_data()
+            # Take what has arrived; wait for a message only when there is nothing to train on.
+            while collector.free_slots >= room:
                 start = time.perf_counter()
                 try:
-                    message = self.messages.get(
-                        block=not trainer.collector.ready(), timeout=1.0
-                    )
+                    message = self.messages.get(block=not collector.ready(), timeout=1.0)
                 except queue_module.Empty:
                     self._check_actors()
                     break
@@ -144,13 +169,15 @@ class LocalBackend:
                 if message[0] == "error":
                     raise RuntimeError(f"actor {message[1]} failed:\n{message[2]}")
                 _, actor_id, window, episodes, frames, controller_state, times = message
+                in_flight -= 1
                 trainer.add_actor_times(times)
                 actor_frames[actor_id] = frames
                 controller_states[actor_id] = controller_state
                 trainer.frames = base_frames + sum(actor_frames)
                 trainer.record_episodes(episodes)
                 trainer.ingest(_unpack(window))
-                if trainer.collector.ready():
+                ask_for_data()
+                if collector.ready():
                     break
             if trainer.learn_and_keep_books(stop, report):
                 return
