@@ -72,8 +72,9 @@ class Actor:
         self.generator = torch.Generator().manual_seed(seed)
         self.version = -1  # no parameters pulled yet: the first pull always copies
         self.steps = 0
-        # Seconds per phase of acting ("inference", "env", "record", "meta", "pull"), for the
-        # perf/actor_* metrics and the throughput report; whoever reports them resets them.
+        # Seconds per phase of acting ("inference", "env", "record", "meta", "pull"; the local
+        # backend's actor loop adds "idle"), for the perf/actor_* metrics and the throughput
+        # report; whoever reports them resets them (take_phase_seconds).
         self.phase_seconds: dict[str, float] = defaultdict(float)
         self._start_episodes(seed)
         state_shape = tuple(self.state.shape[1:])
