@@ -55,6 +55,8 @@ class Config:
     """Observation encoder: impala_deep (the paper's), minatar, mlp."""
     lstm_units: int = 256
     """Units of the LSTM core."""
+    head_hidden: int = 0
+    """Hidden ReLU units of the A and V heads (R2D2's dueling heads: 512); 0: linear heads."""
     families: int = 1
     """Parameter families: 1 for GDI-I (θ₁ = θ₂), 2 for GDI-H (θ₁ ≠ θ₂)."""
     aux_tasks: bool = True
@@ -197,7 +199,7 @@ def _validate(cfg: Config) -> None:
     _non_negative(
         cfg, "burn_in", "warmup_steps", "weight_decay", "value_loss_scale", "q_loss_scale",
         "pg_loss_scale", "entropy_scale", "aux_loss_scale", "eval_every", "torch_threads",
-        "seed", "min_replay", "observation_reservoir",
+        "seed", "min_replay", "observation_reservoir", "head_hidden",
     )
     if cfg.backend not in BACKENDS:
         raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, got {cfg.backend!r}")

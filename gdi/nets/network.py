@@ -8,9 +8,15 @@ deep backbone, LSTM 256, burn-in with stored state, auxiliary forward and invers
 One family is, as in R2D2 (Kapturowski et al. 2019) on an IMPALA torso:
 
     obs[t] ── torso ── e_t ───────┐
-    one-hot prev_action[t] ───────┼── LSTM ── h_t ──┬── linear → A(s_t, ·)  [A]
-    prev_reward[t] ───────────────┘                 └── linear → V(s_t)     [1]
+    one-hot prev_action[t] ───────┼── LSTM ── h_t ──┬── head → A(s_t, ·)  [A]
+    prev_reward[t] ───────────────┘                 └── head → V(s_t)     [1]
     (e_t, e_{t+1}, a_t) ── dynamics heads → auxiliary losses (training only)
+
+A head is one linear layer (``head_hidden=0``) or, as R2D2's dueling heads, a hidden ReLU
+layer of ``head_hidden`` units and then a linear layer. The paper does not describe its
+heads. The hidden layer matters where values are large: h_t is bounded in (−1, 1), so a
+linear head reaches |V| = 100 (CartPole with γ = 0.99) only by saturating the LSTM and
+growing every weight to ~100/H, one Adam step of size lr at a time.
 
 GDI-H's families share nothing (torso, core, heads, dynamics heads) and are built one after
 the other, so they start from different random draws. They run one after the other in
@@ -63,14 +69,15 @@ class FamilyNetwork(nn.Module):
         lstm_units: int,
         aux: bool,
         torso_kwargs: dict,
+        head_hidden: int = 0,
     ):
         super().__init__()
         self.torso = make_torso(torso, obs_shape, **torso_kwargs)
         self.embedding_size = self.torso.output_size
         # LSTM input: [e_t, one-hot a_{t−1}, r_{t−1}] (R2D2).
         self.core = LSTMCore(self.embedding_size + num_actions + 1, lstm_units)
-        self.adv_head = nn.Linear(lstm_units, num_actions)
-        self.value_head = nn.Linear(lstm_units, 1)
+        self.adv_head = _head(lstm_units, head_hidden, num_actions)
+        self.value_head = _head(lstm_units, head_hidden, 1)
         if aux:
             self.inverse_dynamics = InverseDynamicsHead(self.embedding_size, num_actions)
             self.forward_dynamics = ForwardDynamicsHead(self.embedding_size, num_actions)
@@ -89,6 +96,15 @@ class FamilyNetwork(nn.Module):
         embedding = self.torso(x).view(num_steps, batch, self.embedding_size)
         core_out, state = self.core(torch.cat((embedding, action_reward), dim=-1), reset, state)
         return self.adv_head(core_out), self.value_head(core_out)[..., 0], embedding, state
+
+
+def _head(in_features: int, hidden: int, out_features: int) -> nn.Module:
+    """Linear (``hidden=0``) or linear → ReLU → linear (R2D2's dueling heads)."""
+    if hidden == 0:
+        return nn.Linear(in_features, out_features)
+    return nn.Sequential(
+        nn.Linear(in_features, hidden), nn.ReLU(), nn.Linear(hidden, out_features)
+    )
 
 
 def _check_tensor(name: str, tensor: torch.Tensor, shape: tuple[int, ...], kind: str) -> None:
@@ -126,6 +142,7 @@ class GDINetwork(nn.Module):
         aux: bool,
         torso_kwargs: dict,
         obs_scale: float | None = None,
+        head_hidden: int = 0,
     ):
         super().__init__()
         self.obs_shape = tuple(obs_shape)
@@ -135,8 +152,11 @@ class GDINetwork(nn.Module):
         self.families = families
         self.torso = torso
         self.aux = aux
+        self.head_hidden = head_hidden
         self.family_nets = nn.ModuleList(
-            FamilyNetwork(self.obs_shape, num_actions, torso, lstm_units, aux, torso_kwargs)
+            FamilyNetwork(
+                self.obs_shape, num_actions, torso, lstm_units, aux, torso_kwargs, head_hidden
+            )
             for _ in range(families)
         )
         self.embedding_size = self.family_nets[0].embedding_size
@@ -277,6 +297,7 @@ def build(
     aux: bool = True,
     torso_kwargs: dict | None = None,
     obs_scale: float | None = None,
+    head_hidden: int = 0,
 ) -> GDINetwork:
     """The GDI network for observations of ``obs_shape`` and ``num_actions`` discrete actions.
 
@@ -286,6 +307,8 @@ def build(
     drawn from torch's global generator: seed it for reproducible weights. ``obs_scale``
     multiplies observations on input; ``None`` means uint8 observations are 0–255 pixels
     (× 1/255) and others are used as they are (see ``preprocess_observations``).
+    ``head_hidden`` > 0 gives the A and V heads a hidden ReLU layer of that width (R2D2: 512);
+    0 makes them linear.
 
     Raises:
       ValueError: naming the bad value and what is allowed.
@@ -307,6 +330,10 @@ def build(
     for name, value in (("num_actions", num_actions), ("lstm_units", lstm_units)):
         if isinstance(value, bool) or not isinstance(value, Integral) or value < 1:
             raise ValueError(f"{name} must be an int >= 1, got {value!r}")
+    if isinstance(head_hidden, bool) or not isinstance(head_hidden, Integral) or head_hidden < 0:
+        raise ValueError(
+            f"head_hidden must be an int >= 0 (0: linear heads), got {head_hidden!r}"
+        )
     if obs_scale is not None and not (isinstance(obs_scale, int | float) and obs_scale > 0):
         raise ValueError(f"obs_scale must be a positive number or None, got {obs_scale!r}")
     if torso_kwargs is not None and not isinstance(torso_kwargs, dict):
@@ -316,4 +343,5 @@ def build(
         lstm_units=int(lstm_units), families=int(families),
         aux=bool(aux), torso_kwargs=dict(torso_kwargs or {}),
         obs_scale=None if obs_scale is None else float(obs_scale),
+        head_hidden=int(head_hidden),
     )

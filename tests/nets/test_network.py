@@ -242,6 +242,35 @@ def test_no_aux_means_no_heads_and_no_losses():
 
 
 # ---------------------------------------------------------------------------------------------
+def test_hidden_heads_compute_relu_mlp_from_the_core_output():
+    """head_hidden > 0: A and V are linear(relu(linear(h_t))) of the LSTM output h_t, checked
+    against the same arithmetic written out from the layers' weights."""
+    torch.manual_seed(0)
+    net = build((4,), 3, torso="mlp", lstm_units=LSTM_UNITS, head_hidden=5)
+    family = net.family_nets[0]
+    obs, prev_action, prev_reward, reset, state = random_inputs(net, 4, 2)
+    outputs, _ = net(obs, prev_action, prev_reward, reset, state)
+    # The core's output, by running the torso and the core by hand.
+    x = family.torso(obs.reshape(8, 4).float())
+    action_reward = torch.cat(
+        (torch.nn.functional.one_hot(prev_action.clamp(min=0), 3).float()
+         * (~reset).unsqueeze(-1), (prev_reward * ~reset).unsqueeze(-1)), dim=-1)
+    h, _ = family.core(torch.cat((x.view(4, 2, -1), action_reward), -1), reset, state[:, 0])
+    for head, got in ((family.adv_head, outputs.adv[0]), (family.value_head, outputs.value[0])):
+        first, last = head[0], head[2]
+        hidden = torch.clamp(h @ first.weight.T + first.bias, min=0)
+        expected = hidden @ last.weight.T + last.bias
+        torch.testing.assert_close(got, expected.squeeze(-1) if got.dim() == 2 else expected)
+    assert first.out_features == 5
+
+
+def test_linear_heads_keep_their_parameter_names():
+    """head_hidden = 0 (the default) keeps the heads single linear layers, so checkpoints
+    written before the option existed still load."""
+    names = set(build((4,), 3, torso="mlp", lstm_units=LSTM_UNITS).state_dict())
+    assert {"family_nets.0.adv_head.weight", "family_nets.0.value_head.bias"} <= names
+
+
 # Errors
 
 
@@ -256,6 +285,8 @@ def test_no_aux_means_no_heads_and_no_losses():
         ({"obs_shape": (4, 0, 10)}, "obs_shape"),
         ({"num_actions": 0}, "num_actions"),
         ({"lstm_units": 0}, "lstm_units"),
+        ({"head_hidden": -1}, "head_hidden must be an int >= 0.*got -1"),
+        ({"head_hidden": 2.5}, "head_hidden must be an int >= 0.*got 2.5"),
         ({"torso_kwargs": {"width": 2}}, "unknown torso_kwargs.*channels"),
         ({"torso_kwargs": [("layout", "HWC")]}, "torso_kwargs must be a dict"),
     ],
