@@ -97,6 +97,7 @@ def random_batch(config, shapes, rng) -> SequenceBatch:
         behavior_log_probs=np.log(np.full((length, b), 1.0 / shapes.num_actions, np.float32)),
         lambdas=np.tile(np.array([5.0, 5.0, 0.5], np.float32), (length, b, 1)),
         versions=np.zeros((length, b), np.int64),
+        truncation_values=np.zeros((length, b, config.families), np.float32),
         initial_state=np.zeros((b, config.families, 2, config.lstm_units), np.float32),
     )
 

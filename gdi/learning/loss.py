@@ -121,6 +121,9 @@ class LossBatch(NamedTuple):
     discounts: torch.Tensor  # [T, B] γ·(1 − done_t)
     behavior_log_probs: torch.Tensor  # [T, B] log μ(a_t | x_t) recorded by the actor
     lambdas: torch.Tensor  # [T, B, k] λ step t was acted with; the target policy is π_λ with it
+    # [F, T, B] γ·V_f(final observation) at steps where a time limit cut the episode (their
+    # discount is 0), 0 elsewhere; added to family f's shaped reward. None: no time limits.
+    truncation_bootstrap: torch.Tensor | None = None
 
 
 class LossOutputs(NamedTuple):
@@ -148,6 +151,17 @@ def _check_inputs(
     check_time_major("batch.rewards", batch.rewards, shape)
     check_time_major("batch.discounts", batch.discounts, shape)
     check_time_major("batch.behavior_log_probs", batch.behavior_log_probs, shape)
+    bootstrap = batch.truncation_bootstrap
+    if bootstrap is not None and (
+        not isinstance(bootstrap, torch.Tensor)
+        or tuple(bootstrap.shape) != (config.num_families, *shape)
+        or not bootstrap.is_floating_point()
+    ):
+        got = tuple(bootstrap.shape) if isinstance(bootstrap, torch.Tensor) else type(bootstrap)
+        raise ValueError(
+            f"batch.truncation_bootstrap must be None or a float tensor [F, T, B] = "
+            f"{(config.num_families, *shape)}, got {got}"
+        )
     lambdas = batch.lambdas
     if not isinstance(lambdas, torch.Tensor) or tuple(lambdas.shape) != (*shape, space.dim):
         got = tuple(lambdas.shape) if isinstance(lambdas, torch.Tensor) else type(lambdas)
@@ -219,7 +233,8 @@ def loss(
 
     * target policy π = π_λ(A₁, A₂) of ``config.policy_space`` with the λ each step was acted
       with (Eq. "soft entropy"); log ρ_t = log π(a_t) − log μ(a_t), detached;
-    * for each family k, its own shaped rewards r_k = shape_k(r) and:
+    * for each family k, its own shaped rewards r_k = shape_k(r), plus γ·V_k(final
+      observation) at steps a time limit cut (``truncation_bootstrap``), and:
       Q_k = Ā_k + V_k with Ā_k = A_k − E_π[A_k], π detached (Eq. "casa equ");
       V-trace (v_s, ρ_s δ) from (log ρ, γ_t, r_k, V_k, V_k(x_T));
       Retrace target G from (log ρ, γ_t, r_k, Q_k(x_t, a_t), E_π Q_k(x_t, ·) = V_k(x_t), V_k(x_T));
@@ -272,6 +287,9 @@ def loss(
     for family in range(num_families):
         suffix = f"_f{family + 1}"
         shaped_rewards = REWARD_SHAPES[config.reward_shapes[family]](batch.rewards)
+        if batch.truncation_bootstrap is not None:
+            # A cut episode's last step: r + γ·V(final observation), with discount 0 there.
+            shaped_rewards = shaped_rewards + batch.truncation_bootstrap[family].detach()
         value = values[family]
         bootstrap_value = bootstrap_values[family].detach()
 

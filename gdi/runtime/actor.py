@@ -134,15 +134,17 @@ class Actor:
             actions_t, log_mu_t = sample_actions(log_pi, self.generator)
         actions = actions_t.numpy()
         env_start = clock()
-        next_obs, rewards, terminated, truncated, _ = self.env.step(actions)
-        record_start = clock()
+        next_obs, rewards, terminated, truncated, info = self.env.step(actions)
         rewards = np.asarray(rewards, dtype=np.float64)
-        # A time-limit truncation also ends the trace (discount 0): the cap is 27k agent steps
-        # on ALE, and bootstrapping it would need the final observation's value.
+        truncation_start = clock()
+        truncation_values = self._truncation_values(info, truncated, actions, rewards, next_state)
+        record_start = clock()
+        # Both end the trace (discount 0); a truncation's bootstrap is in truncation_values.
         dones = np.logical_or(terminated, truncated)
         self.builder.record(
             self.obs, self.resets, self.prev_actions, self.prev_rewards, self.state.numpy(),
             actions, log_mu_t.numpy(), self.lambdas, self.version, rewards, dones,
+            truncation_values,
         )
 
         self.returns += rewards
@@ -170,11 +172,40 @@ class Actor:
         window = self.builder.emit(self.obs, self.resets, self.prev_actions, self.prev_rewards)
         end = clock()
         phases = self.phase_seconds
-        phases["inference"] += env_start - start
-        phases["env"] += record_start - env_start
+        phases["inference"] += (env_start - start) + (record_start - truncation_start)
+        phases["env"] += truncation_start - env_start
         phases["meta"] += meta_end - meta_start
         phases["record"] += (meta_start - record_start) + (end - meta_end)
         return window, episodes
+
+    def _truncation_values(
+        self, info: dict, truncated: np.ndarray, actions: np.ndarray, rewards: np.ndarray,
+        state: torch.Tensor,
+    ) -> np.ndarray | None:
+        """V_f(final observation) ``[N, F]`` for the environments a time limit cut at this
+        step (0 for the others), or None when there are none.
+
+        The final observation is not a terminal state, so its return is bootstrapped from its
+        value: one more forward step of the acting network from the state after this step, on
+        the final observation with this step's action and reward as the previous ones. These
+        are the actor's parameters, like μ: at most ``pull_every`` steps older than the
+        learner's. The learner adds γ·V_f to the shaped reward of the cut step.
+        """
+        rows = np.flatnonzero(truncated)
+        if rows.size == 0:
+            return None
+        final_obs = np.ascontiguousarray(info["final_obs"][rows])
+        with torch.no_grad():
+            outputs, _ = self.net(
+                torch.from_numpy(final_obs)[None],
+                torch.from_numpy(actions[rows])[None],
+                torch.from_numpy(compress_reward(rewards[rows]))[None],
+                torch.zeros(1, rows.size, dtype=torch.bool),
+                state[torch.from_numpy(rows)],
+            )
+        values = np.zeros((self.num_envs, outputs.value.shape[0]), dtype=np.float32)
+        values[rows] = outputs.value[:, 0].T.numpy()
+        return values
 
     # --- checkpointing -----------------------------------------------------------------------
     def state_dict(self) -> dict:

@@ -96,6 +96,8 @@ class Learner:
                 discounts=cfg.discount * not_done,
                 behavior_log_probs=t["behavior_log_probs"][burn:],
                 lambdas=t["lambdas"][burn:],
+                truncation_bootstrap=cfg.discount
+                * t["truncation_values"][burn:].permute(2, 0, 1),
             ),
             self.loss_config,
         )

@@ -11,7 +11,12 @@ one more observation to bootstrap from. Because the stream is continuous:
 * no transition crosses an episode end: the transition that ends an episode has done = 1, so
   its discount γ·(1 − done) is 0 and the next episode's first observation (which follows it in
   the window) is never bootstrapped from; ``resets[t]`` marks that first observation so the
-  network zeroes its recurrent state there.
+  network zeroes its recurrent state there;
+* an episode cut by a time limit (truncated, not terminated) is not a terminal state: the actor
+  stores the value V_f of its final observation per parameter family in
+  ``truncation_values[t]`` (0 at every other step), and the learner adds γ·V_f there to the
+  shaped reward, which is bootstrapping from the final observation (Pardo et al. 2018,
+  "Time Limits in Reinforcement Learning").
 
 Alignment, stated once: ``obs[t]`` is the observation the actor acted on at step t;
 ``actions[t]``, ``behavior_log_probs[t]``, ``lambdas[t]`` were chosen at ``obs[t]``;
@@ -31,7 +36,10 @@ import numpy as np
 #: Arrays with one entry per observation: ``[length + 1, N, ...]``.
 OBS_FIELDS = ("obs", "resets", "prev_actions", "prev_rewards")
 #: Arrays with one entry per transition: ``[length, N, ...]``.
-STEP_FIELDS = ("actions", "rewards", "dones", "behavior_log_probs", "lambdas", "versions")
+STEP_FIELDS = (
+    "actions", "rewards", "dones", "behavior_log_probs", "lambdas", "versions",
+    "truncation_values",
+)
 FIELDS = (*OBS_FIELDS, *STEP_FIELDS, "initial_state")
 
 
@@ -49,6 +57,7 @@ class SequenceBatch:
     behavior_log_probs: np.ndarray
     lambdas: np.ndarray
     versions: np.ndarray
+    truncation_values: np.ndarray  # [length, N, F]
     initial_state: np.ndarray
 
     @property
@@ -116,6 +125,8 @@ class SequenceBuilder:
         self._log_probs = np.zeros((length, n), dtype=np.float32)
         self._lambdas = np.zeros((length, n, index_dim), dtype=np.float32)
         self._versions = np.zeros((length, n), dtype=np.int64)
+        families = state_shape[0]  # the recurrent state is [F, 2, H]
+        self._truncation_values = np.zeros((length, n, families), dtype=np.float32)
         self.steps = 0  # transitions recorded so far
 
     def record(
@@ -131,7 +142,10 @@ class SequenceBuilder:
         version: int,
         rewards: np.ndarray,
         dones: np.ndarray,
+        truncation_values: np.ndarray | None = None,
     ) -> None:
+        """``truncation_values [N, F]``: V_f of the final observation where a time limit cut
+        the episode at this step, 0 elsewhere; None when no episode was cut."""
         slot = self.steps % self.length
         self._obs[slot] = obs
         self._resets[slot] = resets
@@ -144,6 +158,7 @@ class SequenceBuilder:
         self._log_probs[slot] = behavior_log_probs
         self._lambdas[slot] = lambdas
         self._versions[slot] = version
+        self._truncation_values[slot] = 0.0 if truncation_values is None else truncation_values
         self.steps += 1
 
     def emit(
@@ -172,6 +187,7 @@ class SequenceBuilder:
             behavior_log_probs=self._log_probs[order],
             lambdas=self._lambdas[order],
             versions=self._versions[order],
+            truncation_values=self._truncation_values[order],
             initial_state=self._states[order[0]].copy(),
         )
 

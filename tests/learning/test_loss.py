@@ -255,6 +255,49 @@ def test_one_step_one_family_by_hand():
     assert torch.isfinite(outputs.adv.grad).all() and torch.isfinite(outputs.value.grad).all()
 
 
+@pytest.mark.parametrize("reward_shapes", [("log",), ("log", "root")])
+def test_truncation_bootstrap_equals_bootstrapping_from_the_final_observation(reward_shapes):
+    """A time limit cuts every sequence at its last step. Discount 0 there plus γ·V_f(final
+    observation) as truncation_bootstrap must give the loss (and gradients) of the same data
+    with discount γ and the final observation's V_f as the bootstrap value."""
+    num_families = len(reward_shapes)
+    outputs, batch = make_case(num_families, seed=3)
+    gamma = 0.97
+    final_values = torch.tensor([[2.5, -1.0, 7.0], [0.3, 4.0, -2.0]], dtype=DTYPE)[:num_families]
+    continued_value = outputs.value.detach().clone()
+    continued_value[:, -1] = final_values  # V_f(x_T) = the final observation's value
+    continued = LossOutputs(
+        outputs.adv.detach().clone().requires_grad_(True), continued_value.requires_grad_(True),
+        {},
+    )
+    cut_value = outputs.value.detach().clone()
+    cut_value[:, -1] = 1e3  # x_T is now the next episode's first observation: never read
+    cut = LossOutputs(
+        outputs.adv.detach().clone().requires_grad_(True), cut_value.requires_grad_(True), {}
+    )
+    discounts = batch.discounts.clone()
+    discounts[-1] = 0.0
+    bootstrap = torch.zeros(num_families, *batch.actions.shape, dtype=DTYPE)
+    bootstrap[:, -1] = gamma * final_values
+    cut_batch = batch._replace(discounts=discounts, truncation_bootstrap=bootstrap)
+    discounts = batch.discounts.clone()
+    discounts[-1] = gamma
+    continued_batch = batch._replace(discounts=discounts)
+
+    config = LossConfig(reward_shapes=reward_shapes)
+    total_cut, metrics_cut = loss(cut, cut_batch, config)
+    total_continued, metrics_continued = loss(continued, continued_batch, config)
+    assert total_cut.item() == pytest.approx(total_continued.item(), rel=1e-12)
+    assert metrics_cut == pytest.approx(metrics_continued, rel=1e-12)
+    (total_cut + total_continued).backward()
+    torch.testing.assert_close(cut.adv.grad, continued.adv.grad)
+    torch.testing.assert_close(cut.value.grad[:, :-1], continued.value.grad[:, :-1])
+    # Without the bootstrap the cut step is terminal and the loss differs.
+    assert loss(cut, cut_batch._replace(truncation_bootstrap=None), config)[0].item() != (
+        pytest.approx(total_cut.item())
+    )
+
+
 # ---- layer 3: the gradient contract and other properties -------------------------------------
 
 
@@ -406,7 +449,7 @@ def test_float32_inputs():
     outputs = LossOutputs(
         outputs.adv.detach().float().requires_grad_(True), outputs.value.detach().float(), {}
     )
-    batch = LossBatch(batch.actions, *(x.float() for x in batch[1:]))
+    batch = LossBatch(batch.actions, *(x.float() for x in batch[1:5]))
     total, _ = loss(outputs, batch, LossConfig(reward_shapes=("log", "root")))
     assert total.dtype == torch.float32
 
@@ -457,6 +500,13 @@ def test_batch_field_with_wrong_rank_is_named(field):
     batch = batch._replace(**{field: getattr(batch, field).unsqueeze(0)})
     with pytest.raises(ValueError, match=f"batch.{field}"):
         loss(outputs, batch, LossConfig())
+
+
+def test_truncation_bootstrap_with_wrong_shape_is_named():
+    outputs, batch = make_case(2)
+    batch = batch._replace(truncation_bootstrap=torch.zeros(1, *batch.actions.shape))
+    with pytest.raises(ValueError, match=r"batch.truncation_bootstrap.*\[F, T, B\] = \(2, 5, 3\)"):
+        loss(outputs, batch, LossConfig(reward_shapes=("log", "root")))
 
 
 @pytest.mark.parametrize("field", ["adv", "value"])

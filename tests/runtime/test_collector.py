@@ -18,6 +18,7 @@ def _window(ids: list[int], length: int = 3) -> SequenceBatch:
         rewards=np.tile(np.array(ids, np.float32), (length, 1)),
         dones=np.zeros((length, n), bool), behavior_log_probs=np.zeros((length, n), np.float32),
         lambdas=np.zeros((length, n, 3), np.float32), versions=np.zeros((length, n), np.int64),
+        truncation_values=np.zeros((length, n, 1), np.float32),
         initial_state=np.zeros((n, 1, 2, 4), np.float32),
     )
 

@@ -1,0 +1,116 @@
+"""The actor's records against an independent replay of the same episodes: μ is the
+probability of the sampled action, and an episode cut by a time limit stores the value of its
+final observation (to bootstrap from), one that terminates stores none."""
+
+import gymnasium as gym
+import numpy as np
+import pytest
+import torch
+
+from gdi.config import apply_overrides
+from gdi.envs import env_seeds, resolve_env
+from gdi.policy_space import get_policy_space
+from gdi.presets import resolve_config
+from gdi.runtime.actor import Actor
+from gdi.runtime.components import build_controller, build_network, env_shapes
+from gdi.runtime.sequences import compress_reward
+
+CAP = 6  # CartPole under random actions lasts 9 steps or more: every episode is cut at CAP
+
+
+SEED = 4
+
+
+def _actor(preset: str, cap: int = CAP, seq_len: int = 2 * CAP) -> Actor:
+    config = resolve_config(preset, "gym:CartPole-v1", seed=SEED)
+    config = apply_overrides(config, [
+        "envs_per_actor=3", "burn_in=0", f"seq_len={seq_len}", f"seq_stride={seq_len}",
+        "lstm_units=8", f"env_overrides={{\"max_episode_steps\": {cap}}}",
+    ])
+    env_config = resolve_env(config.env, **config.env_overrides)
+    torch.manual_seed(SEED)
+    net = build_network(config, env_shapes(env_config, SEED))
+    return Actor(0, config, env_config, net, build_controller(config, SEED), seed=SEED)
+
+
+def _first_window(actor: Actor):
+    for _ in range(actor.config.seq_len):
+        window, _ = actor.step()
+    assert window is not None
+    return window
+
+
+def _replay_episode(actor: Actor, env_index: int, actions: np.ndarray):
+    """The episode's observations (first ... final), replayed on a fresh Gymnasium env."""
+    env = gym.make("CartPole-v1")
+    obs, _ = env.reset(seed=int(env_seeds(SEED, actor.num_envs)[env_index]))
+    observations, rewards = [obs], []
+    for action in actions:
+        obs, reward, terminated, _, _ = env.step(int(action))
+        observations.append(obs)
+        rewards.append(reward)
+        assert not terminated
+    return np.stack(observations).astype(np.float32), np.array(rewards)
+
+
+@pytest.mark.parametrize("preset", ["gdi-i3", "gdi-h3"])
+def test_time_limit_cut_stores_the_final_observations_value(preset):
+    actor = _actor(preset)
+    window = _first_window(actor)
+    families = actor.net.families
+    assert window.truncation_values.shape == (2 * CAP, actor.num_envs, families)
+    cut = np.zeros(2 * CAP, dtype=bool)
+    cut[[CAP - 1, 2 * CAP - 1]] = True
+    for env_index in range(actor.num_envs):
+        np.testing.assert_array_equal(window.dones[:, env_index], cut)
+        # Steps that did not end an episode hold no bootstrap value.
+        assert not window.truncation_values[~cut, env_index].any()
+        # The first episode, unrolled from a zero state over its CAP observations and then the
+        # final one, with the usual previous-action / previous-reward inputs.
+        actions = window.actions[:CAP, env_index]
+        observations, rewards = _replay_episode(actor, env_index, actions)
+        np.testing.assert_allclose(observations[:CAP], window.obs[:CAP, env_index])
+        prev_actions = np.concatenate([[0], actions])
+        prev_rewards = np.concatenate([[0.0], compress_reward(rewards)]).astype(np.float32)
+        resets = np.zeros(CAP + 1, dtype=bool)
+        resets[0] = True
+        with torch.no_grad():
+            outputs, _ = actor.net(
+                torch.from_numpy(observations)[:, None],
+                torch.from_numpy(prev_actions)[:, None],
+                torch.from_numpy(prev_rewards)[:, None],
+                torch.from_numpy(resets)[:, None],
+                actor.net.initial_state(1),
+            )
+        expected = outputs.value[:, -1, 0].numpy()  # [F]: V_f of the final observation
+        np.testing.assert_allclose(
+            window.truncation_values[CAP - 1, env_index], expected, rtol=1e-5, atol=1e-6
+        )
+        assert np.abs(expected).min() > 0  # a random network's values are not 0 by accident
+
+
+def test_terminated_episodes_store_no_bootstrap_value():
+    actor = _actor("gdi-i3", cap=500)  # episodes of a random policy end by falling over
+    windows = [actor.step()[0] for _ in range(200)]
+    windows = [w for w in windows if w is not None]
+    dones = np.concatenate([w.dones for w in windows], axis=0)
+    assert dones.sum() >= 10
+    for w in windows:
+        assert not w.truncation_values.any()
+
+
+def test_behavior_log_probs_are_those_of_the_sampled_actions():
+    actor = _actor("gdi-i3")
+    window = _first_window(actor)
+    space = get_policy_space(actor.config.policy_space)
+    resets = window.resets[:-1]
+    with torch.no_grad():
+        outputs, _ = actor.net(
+            torch.from_numpy(window.obs[:-1]), torch.from_numpy(window.prev_actions[:-1]),
+            torch.from_numpy(window.prev_rewards[:-1]), torch.from_numpy(resets),
+            torch.from_numpy(window.initial_state),
+        )
+        log_pi = space.log_probs(outputs.adv[0], outputs.adv[-1],
+                                 torch.from_numpy(window.lambdas))
+    taken = log_pi.gather(-1, torch.from_numpy(window.actions)[..., None])[..., 0]
+    np.testing.assert_allclose(window.behavior_log_probs, taken.numpy(), rtol=1e-5, atol=1e-6)
