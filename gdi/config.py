@@ -79,6 +79,9 @@ class Config:
     """Sequences the collector holds before the learner samples from it."""
     discount: float = 0.997
     """γ."""
+    time_limit_bootstrap: bool = True
+    """Bootstrap an episode cut by a time limit from its final observation's value; False ends
+    it like a termination (discount 0, nothing after)."""
     reward_shapes: tuple[str, ...] = ("log",)
     """Reward shaping per family: log, root or none (App. Hyperparameters)."""
     clip_rho: float = 1.05

@@ -183,7 +183,8 @@ class Actor:
         state: torch.Tensor,
     ) -> np.ndarray | None:
         """V_f(final observation) ``[N, F]`` for the environments a time limit cut at this
-        step (0 for the others), or None when there are none.
+        step (0 for the others), or None when there are none (or ``time_limit_bootstrap`` is
+        off).
 
         The final observation is not a terminal state, so its return is bootstrapped from its
         value: one more forward step of the acting network from the state after this step, on
@@ -192,7 +193,7 @@ class Actor:
         learner's. The learner adds γ·V_f to the shaped reward of the cut step.
         """
         rows = np.flatnonzero(truncated)
-        if rows.size == 0:
+        if rows.size == 0 or not self.config.time_limit_bootstrap:
             return None
         final_obs = np.ascontiguousarray(info["final_obs"][rows])
         with torch.no_grad():

@@ -89,6 +89,14 @@ def test_time_limit_cut_stores_the_final_observations_value(preset):
         assert np.abs(expected).min() > 0  # a random network's values are not 0 by accident
 
 
+def test_time_limit_bootstrap_can_be_switched_off():
+    actor = _actor("gdi-i3")
+    actor.config = apply_overrides(actor.config, ["time_limit_bootstrap=false"])
+    window = _first_window(actor)
+    assert window.dones.sum() == 2 * actor.num_envs  # two cuts per environment
+    assert not window.truncation_values.any()
+
+
 def test_terminated_episodes_store_no_bootstrap_value():
     actor = _actor("gdi-i3", cap=500)  # episodes of a random policy end by falling over
     windows = [actor.step()[0] for _ in range(200)]
