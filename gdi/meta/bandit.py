@@ -32,6 +32,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from gdi.meta.base import (
+    check_count,
     check_index_names,
     check_lambda,
     check_ranges,
@@ -76,9 +77,10 @@ class _Transforms:
                     )
 
     def to_lambda(self, x: np.ndarray) -> np.ndarray:
+        """x ``[..., dim]`` → λ ``[..., dim]``."""
         if self._to_lam is None:
             return x.copy()
-        return np.array([float(self._to_lam(v, t)) for v, t in zip(x, self.names, strict=True)])
+        return np.stack([self._to_lam(x[..., i], t) for i, t in enumerate(self.names)], axis=-1)
 
     def to_x(self, lam: np.ndarray) -> np.ndarray:
         if self._to_x is None:
@@ -341,19 +343,25 @@ class BanditEnsemble:
         )
 
     def sample(self) -> np.ndarray:
-        """Draw λ: scores → d blocks per bandit → M × d candidates → one uniformly → λ.
+        """Draw λ: scores → d blocks per bandit → M × d candidates → one uniformly → λ."""
+        return self.sample_many(1)[0]
 
-        Only the bandit that owns the chosen candidate needs its blocks: picking the candidate
-        slot (bandit m, rank s) uniformly first and then computing bandit m's d blocks gives
-        the same distribution as computing all M × d and picking one, at 1/M of the cost.
+    def sample_many(self, n: int) -> np.ndarray:
+        """``n`` independent draws of λ, ``[n, dim]``, from the current state.
+
+        The scores depend only on the state, so they are computed once for all draws. Only the
+        bandit that owns a draw's candidate needs its d blocks: picking the candidate slot
+        (bandit m, rank s) uniformly first and then drawing bandit m's d blocks gives the same
+        distribution as drawing all M × d and picking one.
         """
         m_count, d = self.num_bandits, self.num_candidates
-        u = self._rng.random((2, self.dim))
+        u = self._rng.random((2, check_count(n), self.dim))
         pick = (u[0] * (m_count * d)).astype(np.int64)  # uniform slot: bandit pick // d
-        blocks = self._candidates((np.arange(self.dim), pick // d))  # [dim, d]
-        block = blocks[np.arange(self.dim), pick % d]
-        x = self._uniform_in_block(block, u[1])
-        return self._transforms.to_lambda(x)
+        coords = np.arange(self.dim)
+        score = self._scores((slice(None),))[coords, pick // d]  # [n, dim, blocks]
+        blocks = self._top_blocks(score, self._noise_scale[coords, pick // d])  # [n, dim, d]
+        block = np.take_along_axis(blocks, (pick % d)[..., None], axis=-1)[..., 0]
+        return self._transforms.to_lambda(self._uniform_in_block(block, u[1]))
 
     def update(self, lam: np.ndarray, episode_return: float) -> None:
         """Eq. (bandit_update) for every bandit of every coordinate, with x = f⁻¹(λ)."""
@@ -494,9 +502,12 @@ class BanditEnsemble:
         return ucb_scores(values, counts, float(self._updates), self.ucb_c, mask=mask)
 
     def _candidates(self, rows: tuple) -> np.ndarray:
-        score = self._scores(rows)
+        return self._top_blocks(self._scores(rows), self._noise_scale[rows])
+
+    def _top_blocks(self, score: np.ndarray, noise_scale: np.ndarray) -> np.ndarray:
+        """The d largest of score + Gumbel noise · ``noise_scale`` (one scale per bandit)."""
         gumbel = self._rng.gumbel(size=score.shape)
-        key = score + gumbel * self._noise_scale[rows][..., None]
+        key = score + gumbel * noise_scale[..., None]
         return np.argpartition(-key, self.num_candidates - 1, axis=-1)[..., : self.num_candidates]
 
     def greedy(self) -> np.ndarray:

@@ -34,6 +34,12 @@ class MetaController(Protocol):
         """One λ, float64 ``[dim]``, in λ-space."""
         ...
 
+    def sample_many(self, n: int) -> np.ndarray:
+        """``n`` draws of λ, float64 ``[n, dim]``, as ``n`` calls of ``sample`` would give
+        them (in distribution); an actor draws for all its environments whose episodes ended
+        at one step in one call."""
+        ...
+
     def update(self, lam: np.ndarray, episode_return: float) -> None:
         """Report the undiscounted return of an episode played with ``lam``."""
         ...
@@ -61,6 +67,13 @@ def make_rng(seed: int | np.random.Generator | None) -> np.random.Generator:
     if seed is None or (isinstance(seed, (int, np.integer)) and not isinstance(seed, bool)):
         return np.random.default_rng(seed)
     raise ValueError(f"seed must be an int or a numpy Generator, got {type(seed).__name__}")
+
+
+def check_count(n) -> int:
+    """A number of draws: an integer >= 1."""
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+        raise ValueError(f"the number of draws must be an integer >= 1, got {n!r}")
+    return int(n)
 
 
 def check_index_names(names: Sequence[str] | None, dim: int) -> tuple[str, ...]:

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from gdi.meta.base import (
+    check_count,
     check_index_names,
     check_lambda,
     check_ranges,
@@ -60,6 +61,9 @@ class FixedIndex:
 
     def sample(self) -> np.ndarray:
         return self._value.copy()
+
+    def sample_many(self, n: int) -> np.ndarray:
+        return np.tile(self._value, (check_count(n), 1))
 
     def update(self, lam: np.ndarray, episode_return: float) -> None:
         check_lambda(lam, self.dim, self.index_names)
@@ -124,9 +128,13 @@ class UniformIndex:
         return np.stack([self._values.min(axis=0), self._values.max(axis=0)], axis=1)
 
     def sample(self) -> np.ndarray:
+        return self.sample_many(1)[0]
+
+    def sample_many(self, n: int) -> np.ndarray:
+        n = check_count(n)
         if self._values is not None:
-            return self._values[self._rng.integers(self._values.shape[0])].copy()
-        return self._rng.uniform(self._box[:, 0], self._box[:, 1])
+            return self._values[self._rng.integers(self._values.shape[0], size=n)]
+        return self._rng.uniform(self._box[:, 0], self._box[:, 1], size=(n, self.dim))
 
     def update(self, lam: np.ndarray, episode_return: float) -> None:
         check_lambda(lam, self.dim, self.index_names)

@@ -26,6 +26,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from gdi.meta.base import (
+    check_count,
     check_index_names,
     check_lambda,
     check_return,
@@ -135,6 +136,10 @@ class SlidingWindowUCB:
 
     def sample(self) -> np.ndarray:
         return self._arms[self.sample_arm()].copy()
+
+    def sample_many(self, n: int) -> np.ndarray:
+        """``n`` draws one after another: the initial sweep and ε are counted per draw."""
+        return np.stack([self.sample() for _ in range(check_count(n))])
 
     def arm_index(self, lam: np.ndarray) -> int:
         """The arm equal to ``lam``; ValueError naming the closest arm if none is."""

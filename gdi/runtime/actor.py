@@ -91,7 +91,7 @@ class Actor:
         self.prev_actions = np.zeros(n, dtype=np.int64)
         self.prev_rewards = np.zeros(n, dtype=np.float32)
         self.state = self.net.initial_state(n)
-        self.lambdas = np.stack([self.controller.sample() for _ in range(n)]).astype(np.float32)
+        self.lambdas = self.controller.sample_many(n).astype(np.float32)
         self.returns = np.zeros(n, dtype=np.float64)
         self.lengths = np.zeros(n, dtype=np.int64)
 
@@ -151,16 +151,20 @@ class Actor:
         self.lengths += 1
         episodes = []
         meta_start = clock()
-        for i in np.flatnonzero(dones):
-            lam = self.lambdas[i].astype(np.float64)
-            episodes.append(EpisodeRecord(
-                self.actor_id, int(i), float(self.returns[i]), int(self.lengths[i]),
-                tuple(float(x) for x in lam),
-            ))
-            self.controller.update(lam, float(self.returns[i]))  # operator E
-            self.lambdas[i] = self.controller.sample()
-            self.returns[i] = 0.0
-            self.lengths[i] = 0
+        ended = np.flatnonzero(dones)
+        if ended.size:
+            # Operator E: every episode that ended at this step updates E, then the
+            # environments draw their next λ from the updated E, all in one call.
+            for i in ended:
+                lam = self.lambdas[i].astype(np.float64)
+                episodes.append(EpisodeRecord(
+                    self.actor_id, int(i), float(self.returns[i]), int(self.lengths[i]),
+                    tuple(float(x) for x in lam),
+                ))
+                self.controller.update(lam, float(self.returns[i]))
+            self.lambdas[ended] = self.controller.sample_many(ended.size)
+            self.returns[ended] = 0.0
+            self.lengths[ended] = 0
         meta_end = clock()
 
         self.prev_actions = np.where(dones, 0, actions)

@@ -273,3 +273,41 @@ def test_bad_update_arguments(lam, ret, match):
     with pytest.raises(ValueError, match=match):
         b.update(lam, ret)
     assert b.num_updates == 0
+
+
+def test_sample_many_draws_each_bandits_top_blocks_with_equal_weight():
+    # argmax mode only: each bandit's d candidates are its d best-scored blocks (blocks tied at
+    # the d-th score share the remaining places evenly: ties are broken at random), and a draw
+    # is uniform over the M × d (bandit, rank) slots. So P(block i) = Σ_m P(i among bandit m's
+    # candidates) / (M·d), computed here from the public scores() alone.
+    b = BanditEnsemble(ranges=((0.0, 10.0),), accuracies=(1.0,), index_names=("x",),
+                       num_bandits=4, num_candidates=2, modes=("argmax",), seed=1)
+    rng = np.random.default_rng(0)
+    for _ in range(300):
+        lam = b.sample()
+        b.update(lam, float(-((lam[0] - 6.3) ** 2) + rng.normal()))
+    expected = np.zeros(10)
+    for score in b.scores()[0]:  # one bandit's blocks
+        kth = np.sort(score)[::-1][1]  # the d-th best score, d = 2
+        above, tied = score > kth + 1e-12, np.abs(score - kth) <= 1e-12
+        expected += above + tied * (2 - above.sum()) / tied.sum()
+    expected /= 4 * 2
+    draws = b.sample_many(40_000)[:, 0]
+    assert ((draws >= 0) & (draws <= 10)).all()
+    observed = np.bincount(np.floor(draws).astype(int), minlength=10) / draws.size
+    np.testing.assert_allclose(observed, expected, atol=0.01)
+    # Within a block, x is uniform (block width 1 at accuracy 1).
+    frac = draws - np.floor(draws)
+    np.testing.assert_allclose(np.histogram(frac, bins=4, range=(0, 1))[0] / draws.size,
+                               0.25, atol=0.01)
+
+
+def test_sample_is_one_draw_of_sample_many():
+    a, b = BanditEnsemble(seed=4), BanditEnsemble(seed=4)
+    rng = np.random.default_rng(0)
+    for _ in range(40):
+        g = float(rng.normal())
+        lam_a, lam_b = a.sample(), b.sample_many(1)[0]
+        np.testing.assert_array_equal(lam_a, lam_b)
+        a.update(lam_a, g)
+        b.update(lam_b, g)

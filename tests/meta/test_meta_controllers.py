@@ -195,3 +195,29 @@ def test_every_controller_validates_updates(name):
 def test_bad_arguments(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+@pytest.mark.parametrize("name", ALL)
+@pytest.mark.parametrize("dims", [1, 3])
+def test_sample_many_draws_rows_of_lambda_in_range(name, dims):
+    surface = demo_surface(dims)
+    c = demo_controller(name, dims, seed=5)
+    run_controller(c, surface, 60, rng=0)
+    lam = c.sample_many(7)
+    assert lam.dtype == np.float64 and lam.shape == (7, dims)
+    ranges = c.lambda_ranges
+    assert ((lam >= ranges[:, 0]) & (lam <= ranges[:, 1])).all()
+    for row in lam:  # every row is a λ the controller accepts back
+        c.update(row, 1.0)
+    for bad in (0, -1, 2.5, True, "3"):
+        with pytest.raises(ValueError, match="number of draws must be an integer >= 1"):
+            c.sample_many(bad)
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_sample_many_continues_from_a_restored_state_identically(name):
+    a = demo_controller(name, 3, seed=2)
+    run_controller(a, demo_surface(3), 50, rng=0)
+    b = demo_controller(name, 3, seed=77)
+    b.load_state_dict(pickle.loads(pickle.dumps(a.state_dict())))
+    np.testing.assert_array_equal(a.sample_many(5), b.sample_many(5))
