@@ -7,12 +7,13 @@ instead of a pipe), the episodes that ended since the last message, their frame 
 E's state (kept for checkpoints and evaluation) and where their time went.
 
 Flow control is by credits: an actor acts a window only after the learner has asked for one
-(a semaphore), and the learner asks for data only to keep the collector one window above
-``min_replay``, at most one window in flight per actor. On a CPU the learner is the bottleneck;
-an actor that ran ahead would fill the queue and the collector with windows acted by old
-parameters (measured on MinAtar: policy lag ≈ 22 learner steps with a free-running actor and a
-two-message queue, ≈ 10 on the inline backend). Memory stays bounded and no data is dropped:
-the replay ratio stays exact.
+(a semaphore), and the learner asks just in time, ``LEAD_STEPS`` learner steps before the
+collector would fall below ``min_replay``, at most one window in flight per actor. On a CPU the
+learner is the bottleneck; a window acted earlier than needed is acted by older parameters
+(measured on MinAtar Breakout, policy lag in learner steps: ≈ 22 with a free-running actor and
+a two-message queue, ≈ 13.5 when a window was asked for as soon as the previous one arrived,
+≈ 10 on the inline backend, where the actor acts exactly when the learner runs out). Memory
+stays bounded and no data is dropped: the replay ratio stays exact.
 
 Resuming a local run restores the learner, optimizer, counters and every actor's E exactly;
 environments restart their episodes and the collector starts empty (documented in
@@ -111,6 +112,13 @@ def actor_process(
             actor.close()
 
 
+#: How many learner steps ahead of need an actor is asked for its next window: enough for the
+#: actor to act it while the learner takes those steps (a MinAtar window of 10 steps × 32
+#: environments takes about one learner step of batch 16 on this CPU), few enough that the
+#: window is acted by recent parameters.
+LEAD_STEPS = 2
+
+
 class LocalBackend:
     def __init__(self, config: Config, env_config, shapes, learner) -> None:
         self.config = config
@@ -143,13 +151,17 @@ class LocalBackend:
         room = config.envs_per_actor
         collector = trainer.collector
         in_flight = 0  # windows asked for and not yet received
+        # Sequences the learner will have taken out LEAD_STEPS steps from now (each step uses
+        # batch_size sequence-uses; a sequence leaves after `replay` of them).
+        lead = LEAD_STEPS * -(-config.batch_size // config.replay)
 
         def ask_for_data() -> None:
-            # Keep the collector one window above min_replay, so that the next window is
-            # being acted while the learner trains, with at most one in flight per actor.
+            # Just in time: ask for the next window when the learner is LEAD_STEPS steps away
+            # from running out (collector below min_replay), at most one in flight per actor.
+            # Asked for earlier, a window is acted by parameters that many steps older.
             nonlocal in_flight
             while (in_flight < config.num_actors
-                   and len(collector) + room * in_flight < config.min_replay + room
+                   and len(collector) + room * in_flight < config.min_replay + lead
                    and collector.free_slots >= room * (in_flight + 1)):
                 self.credits.release()
                 in_flight += 1
@@ -179,7 +191,7 @@ class LocalBackend:
                 ask_for_data()
                 if collector.ready():
                     break
-            if trainer.learn_and_keep_books(stop, report):
+            if trainer.learn_and_keep_books(stop, report, before_step=ask_for_data):
                 return
 
     def _check_actors(self) -> None:

@@ -101,10 +101,13 @@ class Trainer:
     def progress(self) -> float:
         return min(1.0, self.frames / self.config.frames)
 
-    def train_while_ready(self) -> int:
-        """Learner steps while the collector holds enough sequences; returns how many."""
+    def train_while_ready(self, before_step: Callable[[], None] | None = None) -> int:
+        """Learner steps while the collector holds enough sequences; returns how many.
+        ``before_step`` runs before each step (the local backend asks actors for data there)."""
         done = 0
         while self.collector.ready():
+            if before_step is not None:
+                before_step()
             start = time.perf_counter()
             batch = self.collector.sample()
             metrics = self.learner.step(batch, self.progress)
@@ -126,12 +129,12 @@ class Trainer:
             done += 1
         return done
 
-    def learn_and_keep_books(self, stop: Callable[[int], bool], report: Callable[[], None]
-                             ) -> bool:
+    def learn_and_keep_books(self, stop: Callable[[int], bool], report: Callable[[], None],
+                             before_step: Callable[[], None] | None = None) -> bool:
         """What every backend does after taking in data: learner steps (operator T), metrics
         rows and evaluations, the progress report, and a checkpoint when one is due or a stop
         was requested. Returns True when the run must stop (the checkpoint is the caller's)."""
-        self.train_while_ready()
+        self.train_while_ready(before_step)
         self.periodic()
         report()
         if stop(self.frames):
