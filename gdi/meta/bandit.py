@@ -349,17 +349,22 @@ class BanditEnsemble:
     def sample_many(self, n: int) -> np.ndarray:
         """``n`` independent draws of λ, ``[n, dim]``, from the current state.
 
-        The scores depend only on the state, so they are computed once for all draws. Only the
-        bandit that owns a draw's candidate needs its d blocks: picking the candidate slot
-        (bandit m, rank s) uniformly first and then drawing bandit m's d blocks gives the same
-        distribution as drawing all M × d and picking one.
+        Only the bandit that owns a draw's candidate needs its d blocks: picking the candidate
+        slot (bandit m, rank s) uniformly first and then drawing bandit m's d blocks gives the
+        same distribution as drawing all M × d and picking one. The scores depend only on the
+        state: for fewer draws than bandits only the owners' blocks are scored (half the cost
+        of one draw at M = 7), otherwise every bandit's, once for all draws; the draws are the
+        same either way.
         """
         m_count, d = self.num_bandits, self.num_candidates
         u = self._rng.random((2, check_count(n), self.dim))
         pick = (u[0] * (m_count * d)).astype(np.int64)  # uniform slot: bandit pick // d
-        coords = np.arange(self.dim)
-        score = self._scores((slice(None),))[coords, pick // d]  # [n, dim, blocks]
-        blocks = self._top_blocks(score, self._noise_scale[coords, pick // d])  # [n, dim, d]
+        coords, owner = np.arange(self.dim), pick // d
+        if n < m_count:  # an episode end draws one λ: score just the bandits that own the draws
+            score = self._scores((coords, owner))  # [n, dim, blocks]
+        else:
+            score = self._scores((slice(None),))[coords, owner]
+        blocks = self._top_blocks(score, self._noise_scale[coords, owner])  # [n, dim, d]
         block = np.take_along_axis(blocks, (pick % d)[..., None], axis=-1)[..., 0]
         return self._transforms.to_lambda(self._uniform_in_block(block, u[1]))
 

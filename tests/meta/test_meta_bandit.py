@@ -275,7 +275,8 @@ def test_bad_update_arguments(lam, ret, match):
     assert b.num_updates == 0
 
 
-def test_sample_many_draws_each_bandits_top_blocks_with_equal_weight():
+@pytest.mark.parametrize("per_call", [40_000, 2])  # all bandits scored / only the draws' owners
+def test_sample_many_draws_each_bandits_top_blocks_with_equal_weight(per_call):
     # argmax mode only: each bandit's d candidates are its d best-scored blocks (blocks tied at
     # the d-th score share the remaining places evenly: ties are broken at random), and a draw
     # is uniform over the M × d (bandit, rank) slots. So P(block i) = Σ_m P(i among bandit m's
@@ -292,7 +293,7 @@ def test_sample_many_draws_each_bandits_top_blocks_with_equal_weight():
         above, tied = score > kth + 1e-12, np.abs(score - kth) <= 1e-12
         expected += above + tied * (2 - above.sum()) / tied.sum()
     expected /= 4 * 2
-    draws = b.sample_many(40_000)[:, 0]
+    draws = np.concatenate([b.sample_many(per_call)[:, 0] for _ in range(40_000 // per_call)])
     assert ((draws >= 0) & (draws <= 10)).all()
     observed = np.bincount(np.floor(draws).astype(int), minlength=10) / draws.size
     np.testing.assert_allclose(observed, expected, atol=0.01)
