@@ -42,7 +42,7 @@ def train(
         preset: Preset name (`gdi presets` lists them).
         env: Environment: ale:<Game>, minatar:<game> or gym:<id>.
         frames: Frame budget (default: the preset's for the env kind: ALE 200M, MinAtar 1M,
-            Gymnasium 200k).
+            Gymnasium 1M).
         seed: Seed of every random generator.
         backend: inline (one deterministic process) or local (actor processes).
         set: Config overrides field=value (`gdi config` lists every field), e.g.

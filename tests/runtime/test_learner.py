@@ -1,0 +1,107 @@
+"""The learner's guard against non-finite updates: a NaN loss (or gradient) is reported with its
+step and skipped, and never reaches the parameters or AdamW's moments."""
+
+import dataclasses
+
+import numpy as np
+import torch
+
+from gdi.config import apply_overrides
+from gdi.envs import resolve_env
+from gdi.presets import resolve_config
+from gdi.runtime.actor import Actor
+from gdi.runtime.components import build_controller, build_network, env_shapes
+from gdi.runtime.learner import Learner
+from gdi.runtime.parameter_server import InlineParameterServer
+from gdi.runtime.trainer import Trainer
+
+TINY = [
+    "envs_per_actor=4", "burn_in=2", "seq_len=4", "seq_stride=4", "batch_size=4",
+    "min_replay=8", "replay_capacity=32", "lstm_units=16", "warmup_steps=2", "torch_threads=1",
+]
+
+
+def setup(seed: int = 0):
+    config = apply_overrides(resolve_config("gdi-i3", "gym:CartPole-v1", seed=seed), TINY)
+    env_config = resolve_env(config.env)
+    shapes = env_shapes(env_config, seed)
+    torch.manual_seed(seed)
+    learner = Learner(config, build_network(config, shapes))
+    actor = Actor(0, config, env_config, build_network(config, shapes),
+                  build_controller(config, seed), seed)
+    return config, env_config, learner, actor
+
+
+def next_window(actor: Actor):
+    window = None
+    while window is None:
+        window, _ = actor.step()
+    return window
+
+
+def poisoned(window):
+    rewards = window.rewards.copy()
+    rewards[-1, :] = np.nan  # the last reward of every sequence: each batch's loss is NaN
+    return dataclasses.replace(window, rewards=rewards)
+
+
+def parameters(net: torch.nn.Module) -> list[torch.Tensor]:
+    return [p.detach().clone() for p in net.parameters()]
+
+
+def test_nan_loss_is_skipped_and_leaves_parameters_and_optimizer_untouched():
+    _, _, learner, actor = setup()
+    window = next_window(actor)
+    before = parameters(learner.net)
+
+    metrics = learner.step(poisoned(window), progress=0.1)
+
+    assert metrics["losses/skipped_nonfinite"] == 1.0
+    assert "losses/grad_norm" not in metrics  # caught before the backward pass
+    assert learner.steps == 0 and learner.skipped == 1
+    assert all(torch.equal(a, b) for a, b in zip(before, parameters(learner.net), strict=True))
+    assert all(p.grad is None for p in learner.net.parameters())
+    assert not learner.optimizer.state  # no moment was created from the bad batch
+
+    # The next finite batch trains as usual, with finite parameters.
+    metrics = learner.step(window, progress=0.1)
+    assert "losses/skipped_nonfinite" not in metrics
+    assert learner.steps == 1 and learner.skipped == 1
+    after = parameters(learner.net)
+    assert any(not torch.equal(a, b) for a, b in zip(before, after, strict=True))
+    assert all(torch.isfinite(p).all() for p in after)
+
+
+def test_non_finite_gradient_with_a_finite_loss_is_skipped():
+    # A finite loss whose gradient is not: a hook scales one weight's gradient by inf.
+    _, _, learner, actor = setup()
+    window = next_window(actor)
+    first = next(learner.net.parameters())
+    first.register_hook(lambda grad: grad * float("inf"))
+    before = parameters(learner.net)
+
+    metrics = learner.step(window, progress=0.1)
+
+    assert metrics["losses/skipped_nonfinite"] == 1.0
+    assert np.isfinite(metrics["losses/total"])
+    assert learner.steps == 0 and learner.skipped == 1
+    assert all(torch.equal(a, b) for a, b in zip(before, parameters(learner.net), strict=True))
+    assert not learner.optimizer.state
+
+
+def test_trainer_reports_the_skipped_step_to_the_user(tmp_path):
+    config, env_config, learner, actor = setup()
+    trainer = Trainer(config, env_config, tmp_path, learner, InlineParameterServer(learner.net),
+                      ("inv_tau1", "inv_tau2", "epsilon"), tensorboard=False)
+    before = parameters(learner.net)
+    for _ in range(2):  # min_replay = 8 sequences, 4 per window
+        trainer.ingest(poisoned(next_window(actor)))
+    attempted = trainer.train_while_ready()
+
+    assert attempted >= 1
+    assert trainer.messages == [
+        "learner step 0: non-finite loss or gradient, update skipped (parameters unchanged)"
+    ] * attempted
+    assert learner.steps == 0 and learner.skipped == attempted
+    assert all(torch.equal(a, b) for a, b in zip(before, parameters(learner.net), strict=True))
+    trainer.close()
