@@ -58,13 +58,24 @@ class TrainingProgress:
         elif time.perf_counter() - self._last_line >= 30.0 or frames >= self.total:
             self._last_line = time.perf_counter()
             self.console.print(
-                f"frames {frames:,}/{self.total:,}  {fps:,.0f} f/s  return {ret}  lag {lag:.1f}",
-                highlight=False,
+                f"frames {frames:,}/{self.total:,}  {fps:,.0f} f/s  "
+                f"eta {_eta(self.total - frames, fps)}  return {ret}  lag {lag:.1f}",
+                highlight=False, soft_wrap=True,  # one line per update in a log, however long
             )
 
     def message(self, text: str) -> None:
-        self.console.print(text, highlight=False)
+        self.console.print(text, highlight=False, soft_wrap=True)
 
     def close(self) -> None:
         if self._progress is not None:
             self._progress.stop()
+
+
+def _eta(frames_left: int, fps: float) -> str:
+    """Time left at the current rate, as h:mm:ss (rich's bar shows the same on a terminal)."""
+    if frames_left <= 0:
+        return "0:00:00"
+    if fps <= 0:
+        return "-:--:--"
+    seconds = round(frames_left / fps)
+    return f"{seconds // 3600}:{seconds % 3600 // 60:02d}:{seconds % 60:02d}"

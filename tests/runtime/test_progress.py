@@ -1,0 +1,38 @@
+"""What a run prints when its output is a file or a pipe (``nohup gdi train ... > log``): one
+line per update with frames, frames/s, ETA, the recent mean return and the policy lag."""
+
+import re
+
+from gdi.runtime.progress import TrainingProgress, _eta
+
+
+def test_eta_is_frames_left_over_rate_as_h_mm_ss():
+    assert _eta(7_200_000, 2_000.0) == "1:00:00"
+    assert _eta(95_000, 1_000.0) == "0:01:35"
+    assert _eta(0, 1_000.0) == "0:00:00"
+    assert _eta(-5, 1_000.0) == "0:00:00"  # the last window may overshoot the budget
+    assert _eta(1_000, 0.0) == "-:--:--"  # no rate yet
+
+
+def test_plain_lines_show_every_field(capsys):
+    progress = TrainingProgress(1_000_000, 0, "minatar-breakout__gdi-i3__0")
+    progress.update(250_000, [4.0, 6.0], lag=11.25)
+    progress.update(1_000_000, [8.0], lag=10.0)  # the last update always prints
+    progress.message("done")
+    progress.close()
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0] == "minatar-breakout__gdi-i3__0: training to 1,000,000 frames"
+    pattern = r"frames ([\d,]+)/1,000,000  [\d,]+ f/s  eta (\d+:\d\d:\d\d)  return (\S+)  lag (\S+)"
+    first, last = re.fullmatch(pattern, lines[1]), re.fullmatch(pattern, lines[2])
+    assert first and last, lines
+    assert first.groups()[0::2] == ("250,000", "5.0") and first.group(4) == "11.2"
+    assert last.groups() == ("1,000,000", "0:00:00", "8.0", "10.0")
+    assert lines[3] == "done"
+
+
+def test_long_lines_are_not_wrapped(capsys):
+    progress = TrainingProgress(10**12, 0, "run")
+    progress.update(10**12, [123456789.0], lag=1.0)
+    progress.message("warning: " + "x" * 200)
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 3 and lines[2] == "warning: " + "x" * 200
