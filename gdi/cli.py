@@ -118,10 +118,11 @@ def presets() -> None:
     from rich.console import Console
     from rich.table import Table
 
-    from gdi.presets import preset_table
+    from gdi.presets import index_set_note, preset_table
 
     rows = preset_table()
-    table = Table(title="gdi presets (paper Tab. \"Summary of Algorithms of Ablation Study\")")
+    table = Table(title="gdi presets (paper Tab. \"Summary of Algorithms of Ablation Study\")",
+                  caption=index_set_note())
     for column in rows[0]:
         table.add_column(column, overflow="fold")
     for row in rows:

@@ -1,11 +1,13 @@
 """Config validation, --set overrides and presets."""
 
 import dataclasses
+import math
 
 import pytest
 
 from gdi.config import Config, apply_overrides, field_docs
-from gdi.presets import PRESETS, preset_table, resolve_config
+from gdi.meta import make_controller
+from gdi.presets import PRESETS, index_set_note, preset_table, resolve_config
 
 
 def test_every_field_has_a_docstring():
@@ -82,6 +84,39 @@ def test_presets_fix_the_algorithm_and_scale_with_the_env():
     assert i1.policy_space == "boltzmann" and len(i1.meta_kwargs["ranges"]) == 1
 
 
+def test_gym_presets_search_inverse_temperatures_up_to_1000_in_log_coordinates():
+    top = math.log1p(1000.0)
+    for preset, names in (("gdi-i3", ("inv_tau1", "inv_tau2", "eps")),
+                          ("gdi-h3", ("inv_tau1", "inv_tau2", "eps")), ("gdi-i1", ("inv_tau",))):
+        cfg = resolve_config(preset, "gym:CartPole-v1")
+        assert cfg.discount == 0.99
+        kwargs = cfg.meta_kwargs
+        assert tuple(kwargs["index_names"]) == names
+        for i, name in enumerate(names):
+            if name == "eps":  # ε keeps the paper's range and blocks
+                assert kwargs["transforms"][i] == "identity"
+                assert tuple(kwargs["ranges"][i]) == (0.0, 1.0) and kwargs["accuracies"][i] == 0.1
+            else:
+                assert kwargs["transforms"][i] == "log1p"
+                assert tuple(kwargs["ranges"][i]) == (0.0, top) and kwargs["accuracies"][i] == 0.1
+        # The bandit built from it draws 1/τ over [0, 1000].
+        lam = make_controller("bandit", 0, **kwargs).sample_many(4000)
+        inv_tau = lam[:, [i for i, n in enumerate(names) if n != "eps"]]
+        assert inv_tau.min() >= 0 and inv_tau.max() <= 1000 + 1e-6 and inv_tau.max() > 500
+    # Other kinds keep the paper's table; the fixed selection of GDI-I⁰ is not a search.
+    for env in ("minatar:breakout", "ale:Breakout"):
+        kwargs = resolve_config("gdi-i3", env).meta_kwargs
+        assert "transforms" not in kwargs
+        assert [tuple(r) for r in kwargs["ranges"]] == [(0.0, 50.0), (0.0, 50.0), (0.0, 1.0)]
+    assert resolve_config("gdi-i0", "gym:CartPole-v1").meta_kwargs == \
+        resolve_config("gdi-i0", "minatar:breakout").meta_kwargs
+    # An explicit choice wins over the scale.
+    paper = {"ranges": ((0.0, 50.0),) * 2 + ((0.0, 1.0),), "accuracies": (1.0, 1.0, 0.1),
+             "index_names": ("inv_tau1", "inv_tau2", "eps")}
+    assert "transforms" not in resolve_config("gdi-i3", "gym:CartPole-v1",
+                                              meta_kwargs=paper).meta_kwargs
+
+
 def test_unknown_preset_and_env_kind():
     with pytest.raises(ValueError, match="did you mean gdi-i3"):
         resolve_config("gdi-13", "minatar:breakout")
@@ -90,6 +125,7 @@ def test_unknown_preset_and_env_kind():
 
 
 def test_preset_table_has_the_papers_columns():
+    assert "[0, 1000]" in index_set_note() and "log(1 + 1/τ)" in index_set_note()
     rows = preset_table()
     assert [r["name"] for r in rows] == list(PRESETS)
     assert set(rows[0]) == {"name", "category", "π_λ", "Λ", "P_Λ⁽⁰⁾", "E", "T"}

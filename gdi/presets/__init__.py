@@ -6,7 +6,8 @@ operator E and the parameter families of T — and takes its scale from the envi
 * ``ale:`` specs get the paper's Atari hyperparameters (App. "Hyperparameters") unchanged.
 * ``minatar:`` and ``gym:`` specs get documented small-scale defaults (a smaller torso and
   LSTM, shorter sequences and warm-up, γ = 0.99) so that the same preset names train in minutes
-  on a laptop CPU. Everything that defines the algorithm stays as in the paper.
+  on a laptop CPU. Everything that defines the algorithm stays as in the paper, except where E
+  searches 1/τ on ``gym:`` specs (``GYM_INV_TEMPERATURE_SEARCH``).
 
 ``resolve_config(preset, env, ...)`` turns a preset and an env spec into a full ``Config``.
 """
@@ -14,6 +15,7 @@ operator E and the parameter families of T — and takes its scale from the envi
 from __future__ import annotations
 
 import difflib
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,6 +32,15 @@ SOFT_ENTROPY_BANDIT = {
 }
 #: The paper's "Fixed Selection for [1/τ₁, 1/τ₂, ε]", used by GDI-I⁰ (w/o E).
 FIXED_SELECTION = (1.0, 0.0, 1.0)
+
+#: Where E searches 1/τ on Gymnasium ids: [0, 1000] in the appendix's x = log(1 + 1/τ)
+#: coordinates, blocks of 0.1 in x, instead of the table's [0, 50] in 1/τ itself. The table's
+#: range is sized for Atari's advantages; CartPole's are ~0.1 (one wrong action is recovered
+#: from), and π_λ = softmax(A/τ) needs 1/τ far past 50 to act on them reliably. Measured on
+#: CartPole (docs/benchmarks.md): the mean final evaluation went from 375 (5 seeds) to 456 (7
+#: seeds), the worst run from 103 to 318.
+GYM_INV_TEMPERATURE_SEARCH = {"transform": "log1p", "range": (0.0, math.log1p(1000.0)),
+                              "accuracy": 0.1}
 
 
 @dataclass(frozen=True)
@@ -157,9 +168,8 @@ SCALES: dict[str, dict[str, Any]] = {
         "torso": "mlp",
         "lstm_units": 64,
         # Hidden ReLU layers in the A and V heads (R2D2's dueling heads): CartPole's values reach
-        # ~140 (1.39 per step at γ = 0.99), which linear heads on the bounded LSTM output could
-        # not fit (best evaluation ~200 at 500k frames). With them GDI-I³ ends 1M-frame inline
-        # runs at >= 475 in 6 of 6 seeds (docs/benchmarks.md).
+        # ~140 at γ = 0.99, which linear heads on the bounded LSTM output could not fit (best
+        # evaluation ~200 at 500k frames); with them every seed reaches 500.
         "head_hidden": 256,
         "envs_per_actor": 16,
         "burn_in": 10,
@@ -210,9 +220,36 @@ def resolve_config(preset: str, env: str, **fields: Any) -> Config:
     values: dict[str, Any] = {"frames": DEFAULT_FRAMES[kind]}
     values.update(SCALES[kind])
     values.update(chosen.fields)
+    if kind == "gym" and values["meta_controller"] == "bandit":
+        values["meta_kwargs"] = gym_inv_temperature_search(values["meta_kwargs"])
     values.update({k: v for k, v in fields.items() if v is not None})
     values["meta_kwargs"] = dict(values["meta_kwargs"])
     return Config(preset=preset, env=env, **values)
+
+
+def gym_inv_temperature_search(meta_kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The bandit's arguments with every 1/τ coordinate (index names ``inv_tau*``) searched as
+    ``GYM_INV_TEMPERATURE_SEARCH`` says; other coordinates (ε) keep the paper's range."""
+    names = meta_kwargs["index_names"]
+    search = GYM_INV_TEMPERATURE_SEARCH
+    is_inv_tau = [name.startswith("inv_tau") for name in names]
+    return {
+        **meta_kwargs,
+        "transforms": tuple(search["transform"] if t else "identity" for t in is_inv_tau),
+        "ranges": tuple(search["range"] if t else tuple(r)
+                        for t, r in zip(is_inv_tau, meta_kwargs["ranges"], strict=True)),
+        "accuracies": tuple(search["accuracy"] if t else a
+                            for t, a in zip(is_inv_tau, meta_kwargs["accuracies"], strict=True)),
+    }
+
+
+def index_set_note() -> str:
+    """How Λ differs by environment kind (shown under ``gdi presets``)."""
+    search = GYM_INV_TEMPERATURE_SEARCH
+    top = math.expm1(search["range"][1])
+    return (f"Λ as listed on ale: and minatar: specs; on gym: specs E searches each 1/τ in "
+            f"[0, {top:.0f}], in x = log(1 + 1/τ) coordinates with blocks of "
+            f"{search['accuracy']} (docs/paper-choices.md).")
 
 
 def preset_table() -> list[dict[str, str]]:
