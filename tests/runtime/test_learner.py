@@ -6,23 +6,18 @@ import dataclasses
 import numpy as np
 import torch
 
-from gdi.config import apply_overrides
 from gdi.envs import resolve_env
-from gdi.presets import resolve_config
+from gdi.policy_space import get_policy_space
 from gdi.runtime.actor import Actor
 from gdi.runtime.components import build_controller, build_network, env_shapes
 from gdi.runtime.learner import Learner
 from gdi.runtime.parameter_server import InlineParameterServer
 from gdi.runtime.trainer import Trainer
-
-TINY = [
-    "envs_per_actor=4", "burn_in=2", "seq_len=4", "seq_stride=4", "batch_size=4",
-    "min_replay=8", "replay_capacity=32", "lstm_units=16", "warmup_steps=2", "torch_threads=1",
-]
+from tests.runtime.helpers import tiny_config
 
 
 def setup(seed: int = 0):
-    config = apply_overrides(resolve_config("gdi-i3", "gym:CartPole-v1", seed=seed), TINY)
+    config = tiny_config(seed=seed)
     env_config = resolve_env(config.env)
     shapes = env_shapes(env_config, seed)
     torch.manual_seed(seed)
@@ -91,8 +86,9 @@ def test_non_finite_gradient_with_a_finite_loss_is_skipped():
 
 def test_trainer_reports_the_skipped_step_to_the_user(tmp_path):
     config, env_config, learner, actor = setup()
+    index_names = get_policy_space(config.policy_space).index_names
     trainer = Trainer(config, env_config, tmp_path, learner, InlineParameterServer(learner.net),
-                      ("inv_tau1", "inv_tau2", "epsilon"), tensorboard=False)
+                      index_names, tensorboard=False)
     before = parameters(learner.net)
     for _ in range(2):  # min_replay = 8 sequences, 4 per window
         trainer.ingest(poisoned(next_window(actor)))

@@ -15,24 +15,11 @@ import pytest
 import torch
 
 from gdi.cli import main
-from gdi.config import apply_overrides
-from gdi.presets import resolve_config
 from gdi.runtime.checkpoint import latest_checkpoint, load_checkpoint
 from gdi.runtime.wiring import train
-
-TINY = [
-    "envs_per_actor=4", "burn_in=2", "seq_len=4", "seq_stride=4", "batch_size=4",
-    "min_replay=8", "replay_capacity=32", "lstm_units=16", "warmup_steps=2", "pull_every=4",
-    "push_every=2", "log_every=200", "eval_every=400", "eval_episodes=2", "torch_threads=1",
-]
-
+from tests.runtime.helpers import TINY, tiny_config
 
 ACTOR_PHASES = ("inference", "env", "record", "meta", "pull")
-
-
-def tiny_config(preset="gdi-i3", env="gym:CartPole-v1", frames=800, backend="inline", **extra):
-    cfg = resolve_config(preset, env, frames=frames, seed=3, backend=backend)
-    return apply_overrides(cfg, TINY + [f"{k}={v}" for k, v in extra.items()])
 
 
 def rows(path: Path, drop_perf: bool = True) -> list[dict]:
