@@ -10,6 +10,10 @@ so that β = 50 with advantages in the thousands gives no NaN or inf.
 
 All torch functions broadcast over leading dimensions: advantages are ``[..., A]`` and each λ
 component is ``[...]`` (one λ per environment or per sequence step).
+
+Acting needs π_λ without gradients for one small batch per step, where a torch op's fixed
+cost (~5 µs) dominates: ``PolicySpace.acting_probs`` computes the same π_λ in NumPy float64
+probability space (tested against the log-space torch functions), ~2.5× faster at [32, 6].
 """
 
 from __future__ import annotations
@@ -205,6 +209,37 @@ class PolicySpace:
 
     def probs(self, adv1: torch.Tensor, adv2: torch.Tensor, lam: torch.Tensor) -> torch.Tensor:
         return self.log_probs(adv1, adv2, lam).exp()
+
+    def acting_probs(self, adv1: np.ndarray, adv2: np.ndarray, lam: np.ndarray) -> np.ndarray:
+        """π_λ as float64 probabilities ``[N, A]`` for advantages ``[N, A]`` and λ ``[N, k]``.
+
+        The actor's and evaluator's path: no autograd, no range check (λ comes from E), the
+        mixture formed in probability space (a component's underflow to 0 only removes actions
+        of probability < 1e-300). Rows sum to 1 up to rounding.
+        """
+        if lam.ndim != 2 or lam.shape[1] != self.dim or adv1.shape[:-1] != lam.shape[:1]:
+            raise ValueError(
+                f"acting_probs needs advantages [N, A] and λ [N, {self.dim}] "
+                f"({', '.join(self.index_names)}), got {adv1.shape} and {lam.shape}"
+            )
+        adv1, lam = np.asarray(adv1, np.float64), np.asarray(lam, np.float64)
+        if self.name == "soft_entropy":
+            eps = lam[:, 2:3]
+            return (eps * _softmax(lam[:, 0:1] * adv1)
+                    + (1.0 - eps) * _softmax(lam[:, 1:2] * np.asarray(adv2, np.float64)))
+        if self.name == "boltzmann":
+            return _softmax(lam[:, 0:1] * adv1)
+        if self.name == "epsilon_greedy":
+            is_max = adv1 == adv1.max(axis=-1, keepdims=True)
+            greedy = is_max / is_max.sum(axis=-1, keepdims=True)
+            eps = lam[:, 0:1]
+            return (1.0 - eps) * greedy + eps / adv1.shape[-1]
+        raise AssertionError(f"unhandled policy space {self.name!r}")  # registry is closed
+
+
+def _softmax(logits: np.ndarray) -> np.ndarray:
+    z = np.exp(logits - logits.max(axis=-1, keepdims=True))
+    return z / z.sum(axis=-1, keepdims=True)
 
 
 POLICY_SPACES: dict[str, PolicySpace] = {

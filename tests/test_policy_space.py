@@ -223,3 +223,37 @@ def test_transform_bad_inputs_rejected():
         inv_temperature_to_x(-1.0)
     with pytest.raises(ValueError, match=">= 0"):
         x_to_inv_temperature(np.array([0.1, -0.1]), "log1p")
+
+
+# ---- the acting path (NumPy, probability space) ---------------------------------------------
+
+
+@pytest.mark.parametrize("name", sorted(POLICY_SPACES))
+def test_acting_probs_equal_the_log_space_policy(name):
+    """The actor's NumPy π_λ against the equation: the naive mixture for the soft entropy
+    space, the torch functions for the others; λ at the ends of the search box included."""
+    rng = np.random.default_rng(11)
+    n, a = 64, 6
+    adv1 = rng.normal(0, 3, (n, a)).astype(np.float32)
+    adv2 = rng.normal(0, 3, (n, a)).astype(np.float32)
+    adv1[0, 1] = adv1[0, 4]  # a tie for ε-greedy
+    space = POLICY_SPACES[name]
+    lam = np.column_stack([rng.uniform(0, 50, n), rng.uniform(0, 50, n), rng.uniform(0, 1, n)])
+    lam[:4] = [[0, 0, 0], [0, 50, 1], [50, 0, 0.5], [1000, 1000, 1]]
+    lam = lam[:, {"soft_entropy": [0, 1, 2], "boltzmann": [0], "epsilon_greedy": [2]}[name]]
+    got = space.acting_probs(adv1, adv2, lam)
+    a1, a2, lt = (torch.from_numpy(x).double() for x in (adv1, adv2, lam))
+    if name == "soft_entropy":
+        want = naive_soft_entropy(a1, a2, lt[:, 0], lt[:, 1], lt[:, 2])
+        want[3] = torch.softmax(1000 * a1[3], -1)  # e^{1000·A} overflows the naive formula
+    else:
+        want = space.probs(a1, a2, lt)
+    assert got.dtype == np.float64
+    np.testing.assert_allclose(got, want.numpy(), rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(got.sum(-1), 1.0, rtol=1e-12)
+
+
+def test_acting_probs_reject_a_lambda_of_the_wrong_shape():
+    adv = np.zeros((4, 3), np.float32)
+    with pytest.raises(ValueError, match=r"λ \[N, 3\] \(inv_tau1, inv_tau2, eps\), got .*\(4, 2\)"):
+        POLICY_SPACES["soft_entropy"].acting_probs(adv, adv, np.ones((4, 2)))

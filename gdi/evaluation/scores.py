@@ -6,6 +6,9 @@ and ``name``) and ``eval/*.json``, one file per evaluation::
     {"checkpoint": str, "frames": int, "env": str, "policy": str, "seed": int,
      "episodes": [{"return": float, "frames": int, "seed": int}, ...], "mean_return": float}
 
+An episode may also carry ``"lambda"``: the behavior index λ it was played with (the runtime's
+evaluations write it, so a failed episode can be traced to its λ).
+
 ``frames`` counts environment frames including action repeats at the time of the evaluation
 (the paper's training scale, App. "Training Scale"). Periodic evaluation during training writes
 ``eval/frames_<frames:012d>.json`` (:func:`periodic_eval_name`); ``gdi evaluate`` writes
@@ -125,11 +128,14 @@ def _episode_dict(episode: Episode | Mapping) -> dict:
     missing = {"return", "frames", "seed"} - set(episode)
     if missing:
         raise ValueError(f"episode {dict(episode)} lacks {sorted(missing)}")
-    return {
+    row = {
         "return": float(episode["return"]),
         "frames": int(episode["frames"]),
         "seed": int(episode["seed"]),
     }
+    if "lambda" in episode:  # the behavior index it was played with, to see which λ failed
+        row["lambda"] = [float(x) for x in episode["lambda"]]
+    return row
 
 
 def write_eval_file(
@@ -146,7 +152,8 @@ def write_eval_file(
     """Write ``run_dir/eval/<name>.json`` atomically (temporary file + os.replace).
 
     ``episodes`` are :class:`Episode` objects or mappings with ``return``, ``frames`` and
-    ``seed``; ``mean_return`` is their mean. Returns the written path.
+    ``seed`` (and optionally ``lambda``, kept as a list of floats); ``mean_return`` is their
+    mean. Returns the written path.
     """
     stem = name.removesuffix(".json")
     if not stem or stem != Path(stem).name or stem.startswith("."):

@@ -37,12 +37,16 @@ class EpisodeRecord:
 
 
 def sample_actions(
-    log_probs: torch.Tensor, generator: torch.Generator
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """Actions a ~ π (Gumbel-max over log π, reproducible with ``generator``) and log π(a)."""
-    uniform = torch.rand(log_probs.shape, generator=generator).clamp_(1e-20, 1.0)
-    actions = torch.argmax(log_probs - torch.log(-torch.log(uniform)), dim=-1)
-    return actions, log_probs.gather(-1, actions.unsqueeze(-1)).squeeze(-1)
+    probs: np.ndarray, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray]:
+    """One action per row of ``probs`` ``[N, A]`` and its log probability, by inverting the
+    CDF at u = r·(row sum), r ~ U[0, 1). Action a is drawn iff cdf[a−1] ≤ u < cdf[a], so an
+    action of probability 0 never is (u = 0 included); u < cdf[A−1] because r ≤ 1 − 2⁻⁵³
+    rounds r·s below s for every float s."""
+    cdf = np.cumsum(probs, axis=-1)
+    u = rng.random((probs.shape[0], 1)) * cdf[:, -1:]
+    actions = (cdf <= u).sum(axis=-1)
+    return actions, np.log(probs[np.arange(actions.shape[0]), actions])
 
 
 class Actor:
@@ -69,7 +73,7 @@ class Actor:
         self.num_envs = config.envs_per_actor
         self.frames_per_step = env_config.frames_per_step
         self.env = make_vector_env(env_config, self.num_envs, seed)
-        self.generator = torch.Generator().manual_seed(seed)
+        self.rng = np.random.default_rng(seed)  # action sampling
         self.version = -1  # no parameters pulled yet: the first pull always copies
         self.steps = 0
         # Seconds per phase of acting ("inference", "env", "record", "meta", "pull"; the local
@@ -127,12 +131,10 @@ class Actor:
                 torch.from_numpy(self.resets)[None],
                 self.state,
             )
-            log_pi = self.space.log_probs(  # λ comes from E, in range by construction
-                outputs.adv[0, 0], outputs.adv[-1, 0], torch.from_numpy(self.lambdas),
-                validate=False,
-            )
-            actions_t, log_mu_t = sample_actions(log_pi, self.generator)
-        actions = actions_t.numpy()
+        probs = self.space.acting_probs(
+            outputs.adv[0, 0].numpy(), outputs.adv[-1, 0].numpy(), self.lambdas
+        )
+        actions, log_mu = sample_actions(probs, self.rng)
         env_start = clock()
         next_obs, rewards, terminated, truncated, info = self.env.step(actions)
         rewards = np.asarray(rewards, dtype=np.float64)
@@ -143,7 +145,7 @@ class Actor:
         dones = np.logical_or(terminated, truncated)
         self.builder.record(
             self.obs, self.resets, self.prev_actions, self.prev_rewards, self.state.numpy(),
-            actions, log_mu_t.numpy(), self.lambdas, self.version, rewards, dones,
+            actions, log_mu, self.lambdas, self.version, rewards, dones,
             truncation_values,
         )
 
@@ -229,7 +231,7 @@ class Actor:
             "returns": self.returns.copy(),
             "lengths": self.lengths.copy(),
             "builder": self.builder.state_dict(),
-            "generator": self.generator.get_state(),
+            "rng": self.rng.bit_generator.state,
             "controller": self.controller.state_dict(),
             "net": self.net.state_dict(),
             "version": self.version,
@@ -241,7 +243,12 @@ class Actor:
         restart, everything else is restored)."""
         self.controller.load_state_dict(state["controller"])
         self.net.load_state_dict(state["net"])
-        self.generator.set_state(state["generator"])
+        if "rng" in state:
+            self.rng.bit_generator.state = state["rng"]
+        else:  # written when actions were sampled with a torch generator: seed from its state
+            self.rng = np.random.default_rng(
+                np.frombuffer(state["generator"].numpy().tobytes(), dtype=np.uint32)
+            )
         self.version, self.steps = state["version"], state["steps"]
         if state["env"] is None:
             self._start_episodes(seed=None)

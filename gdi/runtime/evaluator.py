@@ -37,15 +37,13 @@ def play_episodes(
     ``{"return", "frames", "seed", "lambda"}`` with the environment's actual seed."""
     space = get_policy_space(policy_space)
     results: list[dict] = []
-    generator = torch.Generator().manual_seed(seed)
+    rng = np.random.default_rng(seed)
     for start in range(0, episodes, max_envs):
         n = min(max_envs, episodes - start)
         env = make_vector_env(env_config, n, seed + start)
         try:
             obs, _ = env.reset(seed=seed + start)
-            lambdas = torch.as_tensor(
-                np.stack([sample_lambda() for _ in range(n)]), dtype=torch.float32
-            )
+            lambdas = np.stack([sample_lambda() for _ in range(n)]).astype(np.float32)
             state = net.initial_state(n)
             resets = np.ones(n, dtype=bool)
             prev_actions = np.zeros(n, dtype=np.int64)
@@ -60,10 +58,9 @@ def play_episodes(
                         torch.from_numpy(prev_rewards)[None], torch.from_numpy(resets)[None],
                         state,
                     )
-                    log_pi = space.log_probs(out.adv[0, 0], out.adv[-1, 0], lambdas,
-                                             validate=False)
-                    actions, _ = sample_actions(log_pi, generator)
-                obs, rewards, terminated, truncated, _ = env.step(actions.numpy())
+                probs = space.acting_probs(out.adv[0, 0].numpy(), out.adv[-1, 0].numpy(), lambdas)
+                actions, _ = sample_actions(probs, rng)
+                obs, rewards, terminated, truncated, _ = env.step(actions)
                 rewards = np.asarray(rewards, dtype=np.float64)
                 returns += np.where(running, rewards, 0.0)
                 steps += running
@@ -73,7 +70,7 @@ def play_episodes(
                         on_episode()
                 running &= ~finished
                 resets = np.asarray(terminated | truncated)
-                prev_actions = np.where(resets, 0, actions.numpy())
+                prev_actions = np.where(resets, 0, actions)
                 prev_rewards = np.where(resets, 0.0, compress_reward(rewards)).astype(np.float32)
             frames_per_step = env_config.frames_per_step
             seeds = env_seeds(seed + start, n)

@@ -11,7 +11,7 @@ from gdi.config import apply_overrides
 from gdi.envs import env_seeds, resolve_env
 from gdi.policy_space import get_policy_space
 from gdi.presets import resolve_config
-from gdi.runtime.actor import Actor
+from gdi.runtime.actor import Actor, sample_actions
 from gdi.runtime.components import build_controller, build_network, env_shapes
 from gdi.runtime.sequences import compress_reward
 
@@ -122,3 +122,27 @@ def test_behavior_log_probs_are_those_of_the_sampled_actions():
                                  torch.from_numpy(window.lambdas))
     taken = log_pi.gather(-1, torch.from_numpy(window.actions)[..., None])[..., 0]
     np.testing.assert_allclose(window.behavior_log_probs, taken.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_sampled_actions_follow_the_probabilities():
+    probs = np.array([[0.1, 0.0, 0.6, 0.3], [0.0, 0.0, 0.0, 1.0], [0.25, 0.25, 0.25, 0.25]])
+    n = 40_000
+    actions, log_probs = sample_actions(np.repeat(probs, n, axis=0), np.random.default_rng(0))
+    counts = np.stack([np.bincount(actions[i * n:(i + 1) * n], minlength=4) for i in range(3)])
+    # 5 standard errors of a binomial proportion at n = 40,000 is at most 0.0125.
+    np.testing.assert_allclose(counts / n, probs, atol=0.0125)
+    assert counts[0, 1] == 0 and counts[1, :3].sum() == 0  # probability 0 is never drawn
+    np.testing.assert_allclose(log_probs, np.log(np.repeat(probs, n, axis=0)[np.arange(3 * n),
+                                                                                actions]))
+
+
+@pytest.mark.parametrize(("r", "expected"), [(0.0, [1, 1]), (1.0 - 2.0 ** -53, [2, 1])])
+def test_draws_at_the_ends_of_the_unit_interval_stay_on_possible_actions(r, expected):
+    class Fixed:  # Generator.random's smallest and largest values
+        def random(self, shape):
+            return np.full(shape, r)
+
+    probs = np.array([[0.0, 0.7, 0.6, 0.0], [0.0, 0.3, 0.0, 0.0]])  # sums need not be 1
+    actions, log_probs = sample_actions(probs, Fixed())
+    assert actions.tolist() == expected
+    assert np.isfinite(log_probs).all()
