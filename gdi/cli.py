@@ -136,9 +136,11 @@ def evaluate(
     episodes: int = 32,
     envs: int = 32,
     seed: int | None = None,
+    policy: Literal["population", "greedy"] = "population",
 ) -> None:
     """Play evaluation episodes with a run's checkpoint on fresh environments (raw,
-    undiscounted returns, the paper's episode cap) and write eval/<checkpoint>.json.
+    undiscounted returns, the paper's episode cap) and write eval/<checkpoint>.json
+    (eval_greedy/<checkpoint>.json with --policy greedy, which reports do not read).
 
     Args:
         run: The run folder.
@@ -146,6 +148,9 @@ def evaluate(
         episodes: Evaluation episodes (paper: 32), one environment each, distinct seeds.
         envs: Environments stepped at once.
         seed: Seed of the first evaluation environment (default: derived from the run's seed).
+        policy: population: λ drawn from E per episode (the paper's "population of agents",
+            as in training's evaluations); greedy: E's greedy λ in every episode, no
+            exploration (tells the network's skill from E's exploratory draws).
     """
     from rich.progress import Progress
 
@@ -155,7 +160,7 @@ def evaluate(
         task = progress.add_task("evaluating", total=episodes)
         path, results = evaluate_checkpoint(
             run, checkpoint, episodes, envs, seed,
-            on_episode=lambda: progress.advance(task),
+            on_episode=lambda: progress.advance(task), policy=policy,
         )
     returns = [r["return"] for r in results]
     print(f"{len(returns)} episodes: mean return {sum(returns) / len(returns):.2f} "

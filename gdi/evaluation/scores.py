@@ -148,8 +148,10 @@ def write_eval_file(
     policy: str,
     seed: int,
     episodes: Iterable[Episode | Mapping],
+    folder: str = EVAL_DIR,
 ) -> Path:
-    """Write ``run_dir/eval/<name>.json`` atomically (temporary file + os.replace).
+    """Write ``run_dir/<folder>/<name>.json`` atomically (temporary file + os.replace);
+    ``folder`` is ``eval`` (what reports read) unless an evaluation must stay out of them.
 
     ``episodes`` are :class:`Episode` objects or mappings with ``return``, ``frames`` and
     ``seed`` (and optionally ``lambda``, kept as a list of floats); ``mean_return`` is their
@@ -175,7 +177,7 @@ def write_eval_file(
         "episodes": episode_dicts,
         "mean_return": float(np.mean(returns)),
     }
-    eval_dir = Path(run_dir) / EVAL_DIR
+    eval_dir = Path(run_dir) / folder
     eval_dir.mkdir(parents=True, exist_ok=True)
     def write(handle) -> None:
         json.dump(payload, handle, indent=1, allow_nan=False)

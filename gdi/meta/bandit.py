@@ -519,7 +519,8 @@ class BanditEnsemble:
         """λ at the centre of the block with the highest ensemble-mean V per coordinate.
 
         Not part of the sampling: a summary of where the bandits think the best λ is (the
-        analogue of Agent57's greedy evaluator arm), for logs and plots.
+        analogue of Agent57's greedy evaluator arm), for logs, plots and
+        ``gdi evaluate --policy greedy``.
         """
         v = np.where(self._block_mask, self.block_values().mean(axis=1), -np.inf)
         best = v.argmax(axis=1)

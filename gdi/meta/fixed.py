@@ -62,6 +62,10 @@ class FixedIndex:
     def sample(self) -> np.ndarray:
         return self._value.copy()
 
+    def greedy(self) -> np.ndarray:
+        """The one λ there is."""
+        return self._value.copy()
+
     def sample_many(self, n: int) -> np.ndarray:
         return np.tile(self._value, (check_count(n), 1))
 

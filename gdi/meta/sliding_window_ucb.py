@@ -137,6 +137,16 @@ class SlidingWindowUCB:
     def sample(self) -> np.ndarray:
         return self._arms[self.sample_arm()].copy()
 
+    def greedy(self) -> np.ndarray:
+        """The arm with the highest mean return in the window (no bonus, no ε): Agent57's
+        greedy evaluation arm. Ties go to the lowest index; arms absent from the window are
+        skipped. ValueError before the first update (no arm has a mean yet)."""
+        _, means = self.window_stats()
+        if np.isnan(means).all():
+            raise ValueError("no episode has updated this controller yet: no arm has a mean "
+                             "return, so there is no greedy λ")
+        return self._arms[int(np.nanargmax(means))].copy()
+
     def sample_many(self, n: int) -> np.ndarray:
         """``n`` draws one after another: the initial sweep and ε are counted per draw."""
         return np.stack([self.sample() for _ in range(check_count(n))])

@@ -4,7 +4,11 @@ episode returns averaged over 32 environments with different seeds).
 Which policy is evaluated: π_λ with λ drawn from the current P_Λ (E's state, not updated by
 evaluation), because the paper reports "the average score of the population of agents" — the
 behavior policies GDI actually selects — rather than a greedy policy it never acts with.
-Each evaluation environment plays exactly one episode, to its end or the episode cap.
+That population includes E's exploratory draws (UCB bonus, random-mode bandits), so a network
+that solves a task can still lose the odd episode to a near-uniform λ. ``gdi evaluate
+--policy greedy`` separates the two: it plays E's greedy λ (the highest value estimate, no
+exploration) in every environment. Periodic evaluation during training is always the
+population. Each evaluation environment plays exactly one episode, to its end or the cap.
 """
 
 from __future__ import annotations
@@ -20,6 +24,10 @@ from gdi.runtime.actor import sample_actions
 from gdi.runtime.sequences import compress_reward
 
 POLICY_DESCRIPTION = "π_λ with λ ~ P_Λ (current E, frozen during evaluation)"
+EVALUATION_POLICIES = {
+    "population": POLICY_DESCRIPTION,
+    "greedy": "π_λ with λ = E's greedy λ (highest value estimate, no exploration)",
+}
 
 
 def play_episodes(
@@ -102,9 +110,13 @@ def evaluate_checkpoint(
     envs: int = 32,
     seed: int | None = None,
     on_episode: Callable[[], None] | None = None,
+    policy: str = "population",
 ):
     """Play ``episodes`` evaluation episodes with a run's checkpoint and write
-    ``eval/<checkpoint-name>.json``; returns (path, per-episode results)."""
+    ``eval/<checkpoint-name>.json``; returns (path, per-episode results). The greedy policy
+    writes to ``eval_greedy/`` instead, which reports never read: a run's curve and final
+    score stay those of one policy, the population's. ``policy``: "population" (λ ~ P_Λ) or
+    "greedy" (E's greedy λ), see the module docstring."""
     from pathlib import Path
 
     from gdi.envs import resolve_env
@@ -117,6 +129,9 @@ def evaluate_checkpoint(
     config, _ = read_config(run_dir)
     if episodes < 1 or envs < 1:
         raise ValueError(f"episodes and envs must be >= 1, got {episodes} and {envs}")
+    if policy not in EVALUATION_POLICIES:
+        raise ValueError(f"unknown evaluation policy {policy!r}; allowed: "
+                         f"{', '.join(EVALUATION_POLICIES)}")
     path = latest_checkpoint(run_dir) if checkpoint == "latest" else Path(checkpoint)
     payload = load_checkpoint(path)
     env_config = resolve_env(config.env, **config.env_overrides)
@@ -128,11 +143,20 @@ def evaluate_checkpoint(
     state = checkpoint_controller_state(payload)
     if state is not None:
         controller.load_state_dict(state)
-    results = play_episodes(net, env_config, config.policy_space, controller.sample, episodes,
+    sample_lambda = controller.sample
+    if policy == "greedy":
+        if not hasattr(controller, "greedy"):
+            raise ValueError(
+                f"E {config.meta_controller!r} keeps no estimate of the best λ, so it has no "
+                "greedy λ; --policy greedy needs bandit, sliding_window_ucb or fixed"
+            )
+        best = controller.greedy()
+        sample_lambda = best.copy
+    results = play_episodes(net, env_config, config.policy_space, sample_lambda, episodes,
                             seed, max_envs=envs, on_episode=on_episode)
-    name = path.stem
     written = write_eval_file(
-        run_dir, name, checkpoint=name, frames=int(payload["frames"]), env=config.env,
-        policy=POLICY_DESCRIPTION, seed=seed, episodes=results,
+        run_dir, path.stem, checkpoint=path.stem, frames=int(payload["frames"]), env=config.env,
+        policy=EVALUATION_POLICIES[policy], seed=seed, episodes=results,
+        folder="eval" if policy == "population" else f"eval_{policy}",
     )
     return written, results

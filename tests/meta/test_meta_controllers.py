@@ -221,3 +221,20 @@ def test_sample_many_continues_from_a_restored_state_identically(name):
     b = demo_controller(name, 3, seed=77)
     b.load_state_dict(pickle.loads(pickle.dumps(a.state_dict())))
     np.testing.assert_array_equal(a.sample_many(5), b.sample_many(5))
+
+
+# -- greedy λ (gdi evaluate --policy greedy) ------------------------------------------------
+
+
+def test_greedy_lambda_of_fixed_and_sliding_window_controllers():
+    assert FixedIndex(value=(2.0, 3.0, 0.5)).greedy().tolist() == [2.0, 3.0, 0.5]
+    s = SlidingWindowUCB(arms=[[0.0], [1.0], [2.0]], window=3, beta=1.0, epsilon=0.0,
+                         index_names=("x",))
+    with pytest.raises(ValueError, match="no arm has a mean return"):
+        s.greedy()
+    for arm, ret in [(0, 1.0), (1, 2.0), (2, 0.0), (1, 0.5)]:  # window [a1:2, a2:0, a1:0.5]
+        s.update(np.array([float(arm)]), ret)
+    # Means: a0 left the window (skipped), a1 1.25, a2 0; the bonus would not change this.
+    assert s.greedy().tolist() == [1.0]
+    s.update(np.array([2.0]), 3.0)  # window [a2:0, a1:0.5, a2:3] -> a1 0.5, a2 1.5
+    assert s.greedy().tolist() == [2.0]

@@ -176,3 +176,36 @@ def test_evaluate_command_writes_scores(tmp_path, capsys):
     assert len(written["episodes"]) == 3
     assert all(ep["return"] > 0 for ep in written["episodes"])  # CartPole pays 1 per step
     assert os.path.exists(result.run_dir / "eval")
+
+
+def test_greedy_evaluation_plays_es_greedy_lambda_in_every_episode(tmp_path, capsys):
+    from gdi.runtime.components import build_controller
+    from gdi.runtime.evaluator import checkpoint_controller_state
+
+    result = train(tiny_config(frames=1200), tmp_path / "run", show_progress=False,
+                   tensorboard=False)
+    config = json.loads((result.run_dir / "config.json").read_text())
+    controller = build_controller(tiny_config(frames=1200), 0)
+    ckpt = latest_checkpoint(result.run_dir)
+    controller.load_state_dict(checkpoint_controller_state(load_checkpoint(ckpt)))
+    main(["evaluate", str(result.run_dir), "--episodes", "4", "--envs", "2",
+          "--policy", "greedy"])
+    main(["evaluate", str(result.run_dir), "--episodes", "4", "--envs", "2"])
+    greedy = json.loads((result.run_dir / "eval_greedy" / f"{ckpt.stem}.json").read_text())
+    population = json.loads((result.run_dir / "eval" / f"{ckpt.stem}.json").read_text())
+    assert config["meta_controller"] == "bandit"
+    assert "greedy" in greedy["policy"] and greedy["checkpoint"] == ckpt.stem
+    for episode in greedy["episodes"]:
+        np.testing.assert_allclose(episode["lambda"], controller.greedy(), rtol=1e-6)
+    assert len({tuple(ep["lambda"]) for ep in population["episodes"]}) == 4  # drawn per episode
+    assert not list((result.run_dir / "eval").glob("*greedy*"))  # reports read eval/ only
+
+
+def test_greedy_evaluation_of_an_e_without_estimates_is_one_clear_line(tmp_path, capsys):
+    result = train(tiny_config(frames=400, meta_controller="uniform", meta_kwargs="{}"),
+                   tmp_path / "run", show_progress=False, tensorboard=False)
+    with pytest.raises(SystemExit) as exit_info:
+        main(["evaluate", str(result.run_dir), "--episodes", "2", "--policy", "greedy"])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert "'uniform' keeps no estimate of the best λ" in err and len(err.splitlines()) == 1
