@@ -2,8 +2,8 @@
 
 (a) actor: frames/s of ``gdi.runtime.actor.Actor.step`` (π_λ per environment, λ from E,
     sequence building, E updates) ÷ frames/s of a plain loop doing only what any agent must —
-    vector-env step + one batched forward pass + sampling from a softmax — with the same network
-    and environments. Target ≥ 0.9.
+    vector-env step + one batched forward pass + sampling from softmax(A) with the actor's own
+    sampler — with the same network and environments. Target ≥ 0.9.
 (b) learner: samples/s of ``gdi.runtime.learner.Learner.step`` (numpy → torch, burn-in,
     V-trace, Retrace, the GDI loss, AdamW with schedule and clipping) ÷ samples/s of a plain
     forward + backward + AdamW step of the same network at the same batch shape (burn-in also
@@ -26,7 +26,7 @@ import torch
 
 from gdi.envs import make_vector_env, resolve_env
 from gdi.presets import resolve_config
-from gdi.runtime.actor import Actor
+from gdi.runtime.actor import Actor, sample_actions
 from gdi.runtime.components import build_controller, build_network, env_shapes
 from gdi.runtime.learner import Learner
 from gdi.runtime.sequences import SequenceBatch
@@ -57,6 +57,7 @@ def actor_ratio(config, blocks: int, steps: int, weights: dict | None
         return steps * n * fps
 
     env = make_vector_env(env_config, n, seed=2)
+    rng = np.random.default_rng(2)
     obs, _ = env.reset(seed=2)
     state = net.initial_state(n)
     prev_a = torch.zeros(1, n, dtype=torch.long)
@@ -68,8 +69,12 @@ def actor_ratio(config, blocks: int, steps: int, weights: dict | None
         for _ in range(steps):
             with torch.no_grad():
                 out, state = net(torch.from_numpy(obs)[None], prev_a, prev_r, reset, state)
-                actions = torch.distributions.Categorical(logits=out.adv[0, 0]).sample()
-            obs, *_ = env.step(actions.numpy())
+            # softmax(A) sampled by the actor's own sampler: the cheapest sampling measured
+            # (benchmarks/acting_policy.py), so the ratio holds only what gdi adds.
+            logits = out.adv[0, 0].numpy().astype(np.float64)
+            probs = np.exp(logits - logits.max(-1, keepdims=True))
+            actions, _ = sample_actions(probs / probs.sum(-1, keepdims=True), rng)
+            obs, *_ = env.step(actions)
         return steps * n * fps
 
     gdi_rates, plain_rates = [], []

@@ -146,3 +146,18 @@ def test_draws_at_the_ends_of_the_unit_interval_stay_on_possible_actions(r, expe
     actions, log_probs = sample_actions(probs, Fixed())
     assert actions.tolist() == expected
     assert np.isfinite(log_probs).all()
+
+
+def test_an_actor_state_with_the_former_torch_generator_still_loads():
+    actor = _actor("gdi-i3")
+    for _ in range(3):
+        actor.step()
+    state = actor.state_dict()
+    state["generator"] = torch.Generator().manual_seed(9).get_state()  # before NumPy sampling
+    del state["rng"]
+    restored = _actor("gdi-i3")
+    restored.load_state_dict(state)
+    assert restored.steps == 3 and isinstance(restored.rng, np.random.Generator)
+    same = _actor("gdi-i3")
+    same.load_state_dict(state)
+    assert restored.rng.random() == same.rng.random()  # seeded from the saved state
