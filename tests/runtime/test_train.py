@@ -182,10 +182,9 @@ def test_greedy_evaluation_plays_es_greedy_lambda_in_every_episode(tmp_path, cap
     from gdi.runtime.components import build_controller
     from gdi.runtime.evaluator import checkpoint_controller_state
 
-    result = train(tiny_config(frames=1200), tmp_path / "run", show_progress=False,
-                   tensorboard=False)
-    config = json.loads((result.run_dir / "config.json").read_text())
-    controller = build_controller(tiny_config(frames=1200), 0)
+    config = tiny_config(frames=1200)
+    result = train(config, tmp_path / "run", show_progress=False, tensorboard=False)
+    controller = build_controller(config, 0)
     ckpt = latest_checkpoint(result.run_dir)
     controller.load_state_dict(checkpoint_controller_state(load_checkpoint(ckpt)))
     main(["evaluate", str(result.run_dir), "--episodes", "4", "--envs", "2",
@@ -193,7 +192,7 @@ def test_greedy_evaluation_plays_es_greedy_lambda_in_every_episode(tmp_path, cap
     main(["evaluate", str(result.run_dir), "--episodes", "4", "--envs", "2"])
     greedy = json.loads((result.run_dir / "eval_greedy" / f"{ckpt.stem}.json").read_text())
     population = json.loads((result.run_dir / "eval" / f"{ckpt.stem}.json").read_text())
-    assert config["meta_controller"] == "bandit"
+    assert config.meta_controller == "bandit"
     assert "greedy" in greedy["policy"] and greedy["checkpoint"] == ckpt.stem
     for episode in greedy["episodes"]:
         np.testing.assert_allclose(episode["lambda"], controller.greedy(), rtol=1e-6)
