@@ -28,6 +28,7 @@ from gdi.runtime.inline import InlineBackend
 from gdi.runtime.learner import Learner
 from gdi.runtime.progress import TrainingProgress
 from gdi.runtime.run_dir import create_run_dir, default_run_name, read_config, write_config
+from gdi.runtime.stop import StopRequest
 from gdi.runtime.trainer import Trainer
 
 
@@ -37,32 +38,6 @@ class TrainResult:
     frames: int
     interrupted: bool
     final_eval_return: float | None
-
-
-class StopRequest:
-    """Set by SIGINT/SIGTERM (or a test's predicate): the loop checkpoints and returns."""
-
-    def __init__(self, when: Callable[[int], bool] | None = None) -> None:
-        self.requested = False
-        self._when = when
-
-    def __call__(self, frames: int) -> bool:
-        if self._when is not None and self._when(frames):
-            self.requested = True
-        return self.requested
-
-    def install(self) -> dict:
-        previous = {}
-
-        def handler(signum, _frame):
-            self.requested = True
-
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            try:
-                previous[sig] = signal.signal(sig, handler)
-            except ValueError:  # not the main thread: no signal handling
-                pass
-        return previous
 
 
 def _drop_rows_after(path: Path, frames: int) -> None:
