@@ -17,7 +17,7 @@ import typing
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-BACKENDS = ("inline", "local")
+BACKENDS = ("inline", "local", "ray")
 
 
 @dataclass(frozen=True)
@@ -31,14 +31,16 @@ class Config:
     """Seed of every random generator in the run (envs, actions, E, network init)."""
     frames: int = 1_000_000
     """Training budget in environment frames (ALE: agent steps × 4 action repeats)."""
-    backend: Literal["inline", "local"] = "local"
-    """inline: one deterministic process (tests, debugging); local: actor processes + learner."""
+    backend: Literal["inline", "local", "ray"] = "local"
+    """inline: one deterministic process (tests, debugging); local: actor processes + learner on
+    this machine; ray: actors as Ray actors on a Ray cluster (any number of nodes)."""
     env_overrides: dict[str, Any] = field(default_factory=dict)
     """Overrides of the environment's preprocessing stages (see gdi.envs), e.g. sticky actions."""
 
     # --- sampling: actors, policy space Λ and operator E -------------------------------------
     num_actors: int = 1
-    """Actor processes (local backend); the inline backend steps the same actors in turn."""
+    """Actors, each with its environments and its own E: processes (local), Ray actors (ray);
+    the inline backend steps them in turn."""
     envs_per_actor: int = 32
     """Environments each actor steps with one batched forward pass."""
     policy_space: str = "soft_entropy"
@@ -116,6 +118,21 @@ class Config:
     """The learner pushes parameters to the parameter server every this many steps."""
     learner_device: str = "cpu"
     """Device of the learner: cpu or cuda (actors always act on the CPU)."""
+    ray_address: str = ""
+    """Ray backend: the cluster to join (auto, or HOST:PORT of `ray start --head`); empty
+    starts a Ray instance on this machine for the run."""
+    ray_cpus_per_actor: float = 1.0
+    """Ray backend: CPUs each actor reserves (Ray places an actor only where they are free)."""
+    ray_placement: Literal["spread", "pack"] = "spread"
+    """Ray backend: spread actors over the nodes (SPREAD) or fill one node first (PACK)."""
+    actor_failures_max: int = 3
+    """Actor failures (a killed process, an exception) tolerated within actor_failure_window_s:
+    each failed actor is restarted with its E; one more stops the run with a checkpoint."""
+    actor_failure_window_s: float = 600.0
+    """Seconds over which actor failures are counted against actor_failures_max."""
+    skipped_updates_max: int = 100
+    """Consecutive learner updates skipped for a non-finite loss or gradient after which the
+    run stops with a checkpoint and an error (parameters no longer change)."""
     torch_threads: int = 0
     """CPU threads of the learner process; 0 = the cores left over by actor processes (at least
     1). More threads than free cores makes PyTorch spin and run many times slower."""
@@ -197,15 +214,18 @@ def _validate(cfg: Config) -> None:
         cfg, "frames", "num_actors", "envs_per_actor", "pull_every", "lstm_units", "seq_len",
         "seq_stride", "batch_size", "replay", "replay_capacity", "learning_rate", "adam_eps",
         "max_grad_norm", "push_every", "log_every", "checkpoint_every_s", "eval_episodes",
-        "keep_checkpoints", "clip_rho", "clip_c", "reservoir_stages",
+        "keep_checkpoints", "clip_rho", "clip_c", "reservoir_stages", "ray_cpus_per_actor",
+        "actor_failure_window_s", "skipped_updates_max",
     )
     _non_negative(
         cfg, "burn_in", "warmup_steps", "weight_decay", "value_loss_scale", "q_loss_scale",
         "pg_loss_scale", "entropy_scale", "aux_loss_scale", "eval_every", "torch_threads",
-        "seed", "min_replay", "observation_reservoir", "head_hidden",
+        "seed", "min_replay", "observation_reservoir", "head_hidden", "actor_failures_max",
     )
     if cfg.backend not in BACKENDS:
         raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, got {cfg.backend!r}")
+    if cfg.ray_placement not in ("spread", "pack"):
+        raise ValueError(f"ray_placement must be spread or pack, got {cfg.ray_placement!r}")
     if cfg.families not in (1, 2):
         raise ValueError(f"families must be 1 (GDI-I) or 2 (GDI-H), got {cfg.families!r}")
     if len(cfg.reward_shapes) != cfg.families:

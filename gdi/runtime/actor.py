@@ -36,6 +36,27 @@ class EpisodeRecord:
     """The λ this episode was played with."""
 
 
+@dataclass
+class Window:
+    """What an actor hands the learner side per window: the actor → learner contract.
+
+    Every backend moves this one type (in a process, through a queue, through Ray's object
+    store); the learner side takes it with ``Trainer.take_window``.
+    """
+
+    actor_id: int
+    sequences: SequenceBatch
+    """The window's sequences, one per environment (see ``gdi.runtime.sequences``)."""
+    episodes: list[EpisodeRecord]
+    """The episodes that ended while the window was acted."""
+    frames: int
+    """Environment frames acted for this window."""
+    controller_state: dict
+    """The actor's E after the window (kept for checkpoints, evaluation and restarts)."""
+    phase_seconds: dict[str, float]
+    """Where the actor's time went since its last window (``Actor.take_phase_seconds``)."""
+
+
 def sample_actions(
     probs: np.ndarray, rng: np.random.Generator
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -117,6 +138,23 @@ class Actor:
         """The seconds per phase since the last call (and start counting afresh)."""
         taken, self.phase_seconds = dict(self.phase_seconds), defaultdict(float)
         return taken
+
+    def act_window(self, server, pull_first: bool = False) -> Window:
+        """Act until a window of sequences is finished: pull parameters when due (every
+        ``pull_every`` steps, and first if ``pull_first``), step, collect the episodes that
+        end. The one place where acting a window is written, for every backend."""
+        frames_before = self.frames
+        episodes: list[EpisodeRecord] = []
+        if pull_first:
+            self.pull(server)
+        while True:
+            if self.steps % self.config.pull_every == 0:
+                self.pull(server)
+            sequences, ended = self.step()
+            episodes.extend(ended)
+            if sequences is not None:
+                return Window(self.actor_id, sequences, episodes, self.frames - frames_before,
+                              self.controller.state_dict(), self.take_phase_seconds())
 
     def step(self) -> tuple[SequenceBatch | None, list[EpisodeRecord]]:
         """One step of every environment; returns a finished window of sequences (or None)

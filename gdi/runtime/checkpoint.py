@@ -63,3 +63,18 @@ def latest_checkpoint(run_dir: Path) -> Path:
     if not found:
         raise FileNotFoundError(f"{run_dir} has no checkpoints (looked in {run_dir}/checkpoints)")
     return found[-1]
+
+
+def checkpoint_controller_states(payload: dict, num_actors: int) -> list[dict | None]:
+    """Every actor's E state from a checkpoint: ``controllers`` (every backend writes it),
+    or, in checkpoints written before the common format, the inline backend's ``actors``."""
+    if "controllers" in payload:
+        states = list(payload["controllers"])
+    elif "actors" in payload:
+        states = [actor["controller"] for actor in payload["actors"]]
+    else:
+        states = [None] * num_actors
+    if len(states) != num_actors:
+        raise ValueError(f"the checkpoint holds the E of {len(states)} actors, the config has "
+                         f"num_actors={num_actors}")
+    return states

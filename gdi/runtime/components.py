@@ -13,9 +13,11 @@ from gdi.meta import make_controller
 from gdi.nets import build
 
 
-def actor_seed(config: Config, actor_id: int) -> int:
-    """Seeds of actor ``actor_id``'s environments, action sampling and E."""
-    return config.seed * 1000 + 17 + actor_id * 101
+def actor_seed(config: Config, actor_id: int, incarnation: int = 0) -> int:
+    """Seeds of actor ``actor_id``'s environments, action sampling and E; an actor restarted
+    after a failure (``incarnation`` ≥ 1) gets seeds of its own, so that it does not replay
+    the episodes its predecessor played."""
+    return config.seed * 1000 + 17 + actor_id * 101 + incarnation * 7_919_003
 
 
 def build_network(config: Config, spec: EnvShapes):
@@ -58,5 +60,5 @@ def learner_threads(config: Config) -> int:
     if config.torch_threads > 0:
         return config.torch_threads
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    actors = config.num_actors if config.backend == "local" else 0
+    actors = config.num_actors if config.backend == "local" else 0  # ray: actors elsewhere
     return max(1, (cores or 1) - actors)

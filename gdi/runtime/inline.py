@@ -1,22 +1,26 @@
-"""The ``inline`` backend: every role in this process, stepped in a fixed order, so a seeded
-run is exactly reproducible and a checkpoint holds everything needed to resume it exactly
+"""The ``inline`` backend: every role in this process, in a fixed order, so a seeded run is
+exactly reproducible and a checkpoint holds everything needed to resume it exactly
 (environments included, where they can be pickled: MinAtar and Gymnasium's can, ALE's cannot).
+
+Requested windows are acted when the driver next calls ``receive``, one actor after another,
+always in actor order: the actor acts exactly when the learner has run out of data.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from gdi.config import Config
-from gdi.runtime.actor import Actor
+from gdi.runtime.actor import Actor, Window
 from gdi.runtime.components import actor_seed, build_controller, build_network
 from gdi.runtime.parameter_server import InlineParameterServer
-from gdi.runtime.trainer import Trainer
 
 
 class InlineBackend:
+    parallel_actors = 1  # the actors take turns with the learner in this process
+    restarts = 0  # an actor failure here is the learner's failure: nothing to restart
+
     def __init__(self, config: Config, env_config, shapes, learner) -> None:
         self.config = config
+        self.num_actors = config.num_actors
         self.server = InlineParameterServer(learner.net)
         self.actors = []
         for i in range(config.num_actors):
@@ -24,34 +28,48 @@ class InlineBackend:
             self.actors.append(Actor(i, config, env_config,
                                      build_network(config, shapes),
                                      build_controller(config, seed), seed))
+        self._requested: list[int] = []  # actor ids, in the order asked
+        self._warnings: list[str] = []
 
-    def run(self, trainer: Trainer, payload: dict | None, stop: Callable[[int], bool],
-            report: Callable[[], None]) -> None:
-        config, actors = self.config, self.actors
-        if payload is not None:
-            for actor, state in zip(actors, payload["actors"], strict=True):
+    def start(self, controller_states: list[dict | None], checkpoint: dict | None) -> list[str]:
+        warnings = []
+        exact = checkpoint.get("actors") if checkpoint is not None else None
+        for actor, controller, state in zip(self.actors, controller_states,
+                                            exact or [None] * self.num_actors, strict=True):
+            if state is not None:
                 if not actor.load_state_dict(state):
-                    trainer.messages.append(
-                        f"actor {actor.actor_id}: its environments cannot be saved "
-                        f"({config.env}); their episodes restart on resume"
-                    )
-        trainer.controller_state = actors[0].controller.state_dict
-        trainer.checkpoint_extra = lambda: {
-            "actors": [a.state_dict() for a in actors],
-            "collector": trainer.collector.state_dict(),
-        }
-        while trainer.frames < config.frames:
-            for actor in actors:
-                if actor.steps % config.pull_every == 0:
-                    actor.pull(trainer.server)
-                window, episodes = actor.step()
-                trainer.frames += actor.num_envs * actor.frames_per_step
-                trainer.add_actor_times(actor.take_phase_seconds())
-                trainer.record_episodes(episodes)
-                if window is not None:
-                    trainer.ingest(window)
-            if trainer.learn_and_keep_books(stop, report):
-                return
+                    warnings.append(f"actor {actor.actor_id}: its environments cannot be saved "
+                                    f"({self.config.env}); their episodes restart on resume")
+            elif controller is not None:
+                actor.controller.load_state_dict(controller)
+        if checkpoint is not None and exact is None:
+            warnings.append("the checkpoint was written by a parallel backend: environments, "
+                            "recurrent states and the data collector start afresh (E and the "
+                            "learner are restored)")
+        return warnings
+
+    @property
+    def in_flight(self) -> int:
+        return len(self._requested)
+
+    def request(self) -> None:
+        idle = [i for i in range(self.num_actors) if i not in self._requested]
+        self._requested.append(idle[0])
+
+    def receive(self, block: bool) -> list[Window]:
+        windows = [self.actors[i].act_window(self.server) for i in sorted(self._requested)]
+        self._requested.clear()
+        return windows
+
+    def take_warnings(self) -> list[str]:
+        taken, self._warnings = self._warnings, []
+        return taken
+
+    def checkpoint_extra(self, collector) -> dict:
+        # Exact resume: every actor mid-episode (environments, LSTM states, partial sequences,
+        # RNG) and the collector's contents.
+        return {"actors": [actor.state_dict() for actor in self.actors],
+                "collector": collector.state_dict()}
 
     def close(self) -> None:
         for actor in self.actors:

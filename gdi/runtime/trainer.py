@@ -1,8 +1,9 @@
 """The learner side of a run, shared by every backend: data collector → learner → parameter
 server, plus the run's bookkeeping (frames, metrics rows, evaluation, checkpoints).
 
-Backends differ only in how actors run and how their output arrives; they call ``ingest``,
-``record_episodes`` and ``train_while_ready`` and let ``periodic`` do the rest.
+Backends differ only in how actors run and how their windows arrive; the driver loop
+(``gdi.runtime.driver``) hands every window to ``take_window``, runs ``train_while_ready`` and
+lets ``periodic`` do the rest.
 """
 
 from __future__ import annotations
@@ -17,10 +18,11 @@ import torch
 
 from gdi.config import Config
 from gdi.evaluation.scores import write_eval_file
-from gdi.runtime.actor import EpisodeRecord
-from gdi.runtime.checkpoint import save_checkpoint
+from gdi.runtime.actor import EpisodeRecord, Window
+from gdi.runtime.checkpoint import checkpoint_controller_states, save_checkpoint
 from gdi.runtime.collector import ReplayCollector
 from gdi.runtime.components import build_controller
+from gdi.runtime.errors import LearnerDiverged
 from gdi.runtime.evaluator import POLICY_DESCRIPTION, play_episodes
 from gdi.runtime.learner import Learner
 from gdi.runtime.reservoir import OBSERVATIONS_FILE, StageReservoir
@@ -37,6 +39,7 @@ class Trainer:
         learner: Learner,
         server,
         index_names: tuple[str, ...],
+        parallel_actors: int = 1,
         tensorboard: bool = True,
     ) -> None:
         self.config = config
@@ -58,10 +61,10 @@ class Trainer:
         self.episodes = 0
         self.next_log = config.log_every
         self.next_eval = config.eval_every if config.eval_every > 0 else None
-        # Set by the backend: actor 0's E state (evaluation draws λ from a copy of it), and
-        # what the backend adds to a checkpoint (actors, collector, E states).
-        self.controller_state: Callable[[], dict | None] = lambda: None
-        self.checkpoint_extra: Callable[[], dict] = dict
+        # Every actor's E as last reported (None until it reports): saved in checkpoints,
+        # given to a restarted actor, and actor 0's is copied to draw evaluation λ from.
+        self.controller_states: list[dict | None] = [None] * config.num_actors
+        self.actor_restarts = 0
         self.recent_returns: list[float] = []  # for the progress bar
         self._acc_loss: dict[str, list[float]] = defaultdict(list)
         self._acc_episodes: list[EpisodeRecord] = []
@@ -69,14 +72,25 @@ class Trainer:
         self._recent_lag: deque[float] = deque(maxlen=20)  # for the progress bar
         self._timers: dict[str, float] = defaultdict(float)
         self._actor_timers: dict[str, float] = defaultdict(float)
-        self.actor_processes = 1  # actors that run in parallel, each with its own wall clock
+        self.parallel_actors = parallel_actors  # each with its own wall clock
         self._last_log_time = time.perf_counter()
         self._last_log_frames = 0
         self._last_log_steps = 0
         self._last_checkpoint_time = time.monotonic()
         self.messages: list[str] = []  # warnings for the user (printed by the loop)
+        self.learner_intact = True  # False while a learner step is under way
+        self._skipped_in_a_row = 0
 
     # --- data in ---------------------------------------------------------------------------------
+    def take_window(self, window: Window) -> None:
+        """Everything an actor's window brings: frames, its E's state, its phase times, the
+        episodes that ended (to meta.jsonl) and the sequences (to the data collector)."""
+        self.frames += window.frames
+        self.controller_states[window.actor_id] = window.controller_state
+        self.add_actor_times(window.phase_seconds)
+        self.record_episodes(window.episodes)
+        self.ingest(window.sequences)
+
     def ingest(self, window: SequenceBatch) -> None:
         self.collector.add(window)
         if self.reservoir is not None:
@@ -103,19 +117,17 @@ class Trainer:
 
     def train_while_ready(self, before_step: Callable[[], None] | None = None) -> int:
         """Learner steps while the collector holds enough sequences; returns how many.
-        ``before_step`` runs before each step (the local backend asks actors for data there)."""
+        ``before_step`` runs before each step (the driver asks actors for data there)."""
         done = 0
         while self.collector.ready():
             if before_step is not None:
                 before_step()
             start = time.perf_counter()
             batch = self.collector.sample()
+            self.learner_intact = False  # an exception inside the step may leave it half-done
             metrics = self.learner.step(batch, self.progress)
-            if "losses/skipped_nonfinite" in metrics:
-                self.messages.append(
-                    f"learner step {self.learner.steps}: non-finite loss or gradient, update "
-                    "skipped (parameters unchanged)"
-                )
+            self.learner_intact = True
+            self._check_skipped("losses/skipped_nonfinite" in metrics)
             for key, value in metrics.items():
                 self._acc_loss[key].append(value)
             lag = self.learner.steps - batch.versions[self.config.burn_in:].mean()
@@ -129,19 +141,25 @@ class Trainer:
             done += 1
         return done
 
-    def learn_and_keep_books(self, stop: Callable[[int], bool], report: Callable[[], None],
-                             before_step: Callable[[], None] | None = None) -> bool:
-        """What every backend does after taking in data: learner steps (operator T), metrics
-        rows and evaluations, the progress report, and a checkpoint when one is due or a stop
-        was requested. Returns True when the run must stop (the checkpoint is the caller's)."""
-        self.train_while_ready(before_step)
-        self.periodic()
-        report()
-        if stop(self.frames):
-            return True
-        if self.checkpoint_due():
-            self.save()
-        return False
+    def _check_skipped(self, skipped: bool) -> None:
+        """Warn once per streak of skipped updates; stop when a streak reaches the limit."""
+        if not skipped:
+            self._skipped_in_a_row = 0
+            return
+        self._skipped_in_a_row += 1
+        if self._skipped_in_a_row == 1:
+            self.messages.append(
+                f"learner step {self.learner.steps}: non-finite loss or gradient, update "
+                "skipped (parameters unchanged); the run stops after "
+                f"skipped_updates_max={self.config.skipped_updates_max} in a row"
+            )
+        if self._skipped_in_a_row >= self.config.skipped_updates_max:
+            raise LearnerDiverged(
+                f"the learner skipped {self._skipped_in_a_row} consecutive updates (non-finite "
+                f"loss or gradient) after step {self.learner.steps}, at {self.frames:,} frames; "
+                f"no update can be applied (learning_rate={self.config.learning_rate:g}, "
+                f"max_grad_norm={self.config.max_grad_norm:g})"
+            )
 
     # --- bookkeeping ---------------------------------------------------------------------------
     def add_time(self, phase: str, seconds: float) -> None:
@@ -151,7 +169,7 @@ class Trainer:
     def add_actor_times(self, phase_seconds: dict[str, float]) -> None:
         """Seconds an actor spent per phase (``Actor.take_phase_seconds``), logged as
         perf/actor_{phase}_share: the share of an actor's wall time, averaged over the
-        ``actor_processes`` actors that run in parallel (1 when they share this process)."""
+        ``parallel_actors`` actors that run in parallel (1 when they share this process)."""
         for phase, seconds in phase_seconds.items():
             self._actor_timers[phase] += seconds
 
@@ -191,7 +209,8 @@ class Trainer:
         for phase, seconds in self._timers.items():
             row[f"perf/{phase}_share"] = seconds / elapsed
         for phase, seconds in self._actor_timers.items():
-            row[f"perf/actor_{phase}_share"] = seconds / (elapsed * self.actor_processes)
+            row[f"perf/actor_{phase}_share"] = seconds / (elapsed * self.parallel_actors)
+        row["perf/actor_restarts"] = self.actor_restarts
         self.writer.write(self.frames, row)
         self.writer.flush()
         self._acc_loss.clear()
@@ -206,7 +225,7 @@ class Trainer:
         """A copy of actor 0's E to draw evaluation λ from (never updated by evaluation)."""
         cfg = self.config
         controller = build_controller(cfg, cfg.seed + 104_729)
-        state = self.controller_state()
+        state = self.controller_states[0]
         if state is not None:
             controller.load_state_dict(state)
         return controller
@@ -239,7 +258,11 @@ class Trainer:
     def checkpoint_due(self) -> bool:
         return time.monotonic() - self._last_checkpoint_time >= self.config.checkpoint_every_s
 
-    def save(self) -> Path:
+    def save(self, extra: dict | None = None) -> Path:
+        """Write a checkpoint. The format is the same whatever the backend: the config, the
+        frame count, the learner (network, optimizer, schedule), the trainer's counters, the
+        torch RNG and every actor's E (``controllers``); ``extra`` is what a backend adds for
+        exact resume (the inline backend: every actor's full state and the collector)."""
         payload = {
             "config": self.config.to_dict(),
             "frames": self.frames,
@@ -254,9 +277,11 @@ class Trainer:
                 "recent_returns": self.recent_returns,
                 "last_log_frames": self._last_log_frames,
                 "last_log_steps": self._last_log_steps,
+                "actor_restarts": self.actor_restarts,
             },
             "torch_rng": torch.get_rng_state(),
-            **self.checkpoint_extra(),
+            "controllers": list(self.controller_states),
+            **(extra or {}),
         }
         if self.reservoir is not None:
             payload["reservoir"] = self.reservoir.state_dict()
@@ -277,6 +302,8 @@ class Trainer:
         self._lag = list(t["lag"])
         self.recent_returns = list(t["recent_returns"])
         self._last_log_frames, self._last_log_steps = t["last_log_frames"], t["last_log_steps"]
+        self.actor_restarts = t.get("actor_restarts", 0)
+        self.controller_states = checkpoint_controller_states(payload, self.config.num_actors)
         torch.set_rng_state(payload["torch_rng"])
         if "collector" in payload:
             self.collector.load_state_dict(payload["collector"])

@@ -1,16 +1,17 @@
 """``train``: the one function that knows how the roles connect (the paper's Algorithm 1).
 
-    actors  ──sequences──▶  data collector  ──batches──▶  learner (operator T)
+    actors  ──windows──▶  data collector  ──batches──▶  learner (operator T)
        ▲  │                                                   │
        │  └──(λ, G) per episode──▶ E (one per actor)          │ push every push_every steps
        └────────── pull every pull_every steps ◀── parameter server
 
-The ``inline`` backend runs all of it in this process, deterministically for a seed; the
-``local`` backend (``gdi.runtime.local``) runs each actor in its own process.
+A backend (``gdi.runtime.backend``: inline, local or ray) places the actors and moves windows
+and parameters; the driver loop (``gdi.runtime.driver``) is the same for all of them.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import signal
 from collections.abc import Callable
@@ -22,14 +23,25 @@ import torch
 from gdi.config import Config
 from gdi.envs import resolve_env
 from gdi.policy_space import get_policy_space
-from gdi.runtime.checkpoint import latest_checkpoint, load_checkpoint
+from gdi.runtime.backend import backend_class
+from gdi.runtime.checkpoint import checkpoint_controller_states, latest_checkpoint, load_checkpoint
 from gdi.runtime.components import build_network, env_shapes, learner_threads
-from gdi.runtime.inline import InlineBackend
+from gdi.runtime.driver import checkpoint, drive
 from gdi.runtime.learner import Learner
 from gdi.runtime.progress import TrainingProgress
-from gdi.runtime.run_dir import create_run_dir, default_run_name, read_config, write_config
+from gdi.runtime.run_dir import create_run_dir, default_run_name, write_config
 from gdi.runtime.stop import StopRequest
 from gdi.runtime.trainer import Trainer
+
+#: What a resumed run may change: where, how and how long it runs, never what it learns. A
+#: larger ``frames`` extends the budget (the annealed schedules follow the new budget, see
+#: docs/paper-choices.md); another ``backend`` continues the run there (the checkpoint format
+#: is the same for every backend).
+RESUMABLE_FIELDS = (
+    "frames", "backend", "ray_address", "ray_cpus_per_actor", "ray_placement", "torch_threads",
+    "learner_device", "actor_failures_max", "actor_failure_window_s", "checkpoint_every_s",
+    "keep_checkpoints",
+)
 
 
 @dataclass(frozen=True)
@@ -51,6 +63,35 @@ def _drop_rows_after(path: Path, frames: int) -> None:
     tmp.replace(path)
 
 
+def check_resumable(config: Config, payload: dict, run_dir: Path) -> list[str]:
+    """Refuse to resume with a config that changes what the run learns, or a finished run with
+    no more budget; returns notes on what the resumed run changes."""
+    saved = Config.from_dict(payload["config"])
+    changed = [f.name for f in dataclasses.fields(Config)
+               if getattr(saved, f.name) != getattr(config, f.name)]
+    fixed = [name for name in changed if name not in RESUMABLE_FIELDS]
+    if fixed:
+        raise ValueError(
+            f"resuming {run_dir} with a config that differs from its checkpoint's in "
+            + ", ".join(f"{name} ({getattr(saved, name)!r} → {getattr(config, name)!r})"
+                        for name in fixed)
+            + f"; a resumed run may change only {', '.join(RESUMABLE_FIELDS)}"
+        )
+    frames = int(payload["frames"])
+    if frames >= config.frames:
+        raise ValueError(
+            f"{run_dir} already finished at {frames:,} frames (budget {config.frames:,}); "
+            "to train on, extend the budget: gdi train --resume RUN --frames N"
+        )
+    notes = []
+    if saved.frames != config.frames:
+        notes.append(f"budget {saved.frames:,} → {config.frames:,} frames: the learning-rate "
+                     "and weight-decay anneals now end at the new budget")
+    if saved.backend != config.backend:
+        notes.append(f"continuing on the {config.backend} backend (written on {saved.backend})")
+    return notes
+
+
 def train(
     config: Config,
     run_dir: Path | str | None = None,
@@ -61,25 +102,19 @@ def train(
 ) -> TrainResult:
     """Train ``config`` into a new run folder, or continue the run in ``run_dir`` (resume)."""
     payload = None
+    notes: list[str] = []
+    env_config = resolve_env(config.env, **config.env_overrides)
     if resume:
         if run_dir is None:
             raise ValueError("resume needs the run folder to continue")
         run_dir = Path(run_dir)
-        saved, _ = read_config(run_dir)
-        if saved != config:
-            diff = {k: (v, config.to_dict()[k]) for k, v in saved.to_dict().items()
-                    if config.to_dict()[k] != v}
-            raise ValueError(
-                f"the resumed run's config differs from the one given: {diff} "
-                "(saved, given); resume with the saved config"
-            )
         payload = load_checkpoint(latest_checkpoint(run_dir))
-        if payload["config"].get("backend") != config.backend:
-            raise ValueError("a checkpoint resumes on the backend that wrote it")
+        notes = check_resumable(config, payload, run_dir)
+        if notes:
+            write_config(run_dir, config, env_config.as_dict())
         for name in ("metrics.jsonl", "meta.jsonl"):
             _drop_rows_after(run_dir / name, payload["frames"])
-    env_config = resolve_env(config.env, **config.env_overrides)
-    if not resume:
+    else:
         run_dir = create_run_dir(Path(run_dir) if run_dir else Path("runs") / default_run_name(config))
         write_config(run_dir, config, env_config.as_dict())
     run_dir = Path(run_dir)
@@ -89,31 +124,42 @@ def train(
     torch.set_num_threads(learner_threads(config))
     shapes = env_shapes(env_config, config.seed)
     space = get_policy_space(config.policy_space)
-    learner = Learner(config, build_network(config, shapes),
-                      device=config.learner_device)
-    if config.backend == "local":
-        from gdi.runtime.local import LocalBackend
-
-        backend = LocalBackend(config, env_config, shapes, learner)
-    else:
-        backend = InlineBackend(config, env_config, shapes, learner)
-    trainer = Trainer(config, env_config, run_dir, learner, backend.server, space.index_names,
-                      tensorboard=tensorboard)
-    trainer.writer.write_hparams_text(config)
-    if payload is not None:
-        trainer.restore(payload)
-
-    stop = StopRequest(stop_when)
-    previous_handlers = stop.install()
-    progress = TrainingProgress(config.frames, trainer.frames, run_dir.name) if show_progress \
-        else None
+    learner = Learner(config, build_network(config, shapes), device=config.learner_device)
+    backend = trainer = progress = None
+    previous_handlers: dict = {}
     try:
-        backend.run(trainer, payload, stop, lambda: report_progress(trainer, progress))
+        backend = backend_class(config.backend)(config, env_config, shapes, learner)
+        trainer = Trainer(config, env_config, run_dir, learner, backend.server,
+                          space.index_names, parallel_actors=backend.parallel_actors,
+                          tensorboard=tensorboard)
+        trainer.writer.write_hparams_text(config)
+        controller_states = [None] * config.num_actors
+        if payload is not None:
+            trainer.restore(payload)
+            controller_states = checkpoint_controller_states(payload, config.num_actors)
+        trainer.messages.extend(notes)
+        trainer.messages.extend(backend.start(controller_states, payload))
+
+        stop = StopRequest(stop_when)
+        previous_handlers = stop.install()
+        progress = TrainingProgress(config.frames, trainer.frames, run_dir.name) \
+            if show_progress else None
+        try:
+            drive(trainer, backend, stop, lambda: report_progress(trainer, progress))
+        except Exception:
+            if trainer.learner_intact:
+                # An actor that kept failing, an evaluation that failed: the learner is
+                # whole, so the run stays resumable from here.
+                path = checkpoint(trainer, backend)
+                if progress is not None:
+                    progress.message(f"checkpoint saved to {path}; once the cause is fixed, "
+                                     f"continue with: gdi train --resume {run_dir}")
+            raise
         final_return = None
         if not stop.requested:
             trainer.periodic(force_log=True)
             final_return = trainer.evaluate()["mean_return"]
-        trainer.save()
+        checkpoint(trainer, backend)
         if progress is not None:
             if stop.requested:
                 progress.message(f"interrupted at {trainer.frames:,} frames; checkpoint saved. "
@@ -127,8 +173,10 @@ def train(
             signal.signal(sig, handler)
         if progress is not None:
             progress.close()
-        backend.close()
-        trainer.close()
+        if backend is not None:
+            backend.close()
+        if trainer is not None:
+            trainer.close()
         torch.set_num_threads(previous_threads)
 
 

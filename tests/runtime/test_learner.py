@@ -4,12 +4,14 @@ step and skipped, and never reaches the parameters or AdamW's moments."""
 import dataclasses
 
 import numpy as np
+import pytest
 import torch
 
 from gdi.envs import resolve_env
 from gdi.policy_space import get_policy_space
 from gdi.runtime.actor import Actor
 from gdi.runtime.components import build_controller, build_network, env_shapes
+from gdi.runtime.errors import LearnerDiverged
 from gdi.runtime.learner import Learner
 from gdi.runtime.parameter_server import InlineParameterServer
 from gdi.runtime.trainer import Trainer
@@ -84,20 +86,47 @@ def test_non_finite_gradient_with_a_finite_loss_is_skipped():
     assert not learner.optimizer.state
 
 
-def test_trainer_reports_the_skipped_step_to_the_user(tmp_path):
-    config, env_config, learner, actor = setup()
+def make_trainer(tmp_path, config, env_config, learner):
     index_names = get_policy_space(config.policy_space).index_names
-    trainer = Trainer(config, env_config, tmp_path, learner, InlineParameterServer(learner.net),
-                      index_names, tensorboard=False)
+    return Trainer(config, env_config, tmp_path, learner, InlineParameterServer(learner.net),
+                   index_names, tensorboard=False)
+
+
+def test_trainer_reports_a_streak_of_skipped_steps_once(tmp_path):
+    config, env_config, learner, actor = setup()
+    trainer = make_trainer(tmp_path, config, env_config, learner)
     before = parameters(learner.net)
     for _ in range(2):  # min_replay = 8 sequences, 4 per window
         trainer.ingest(poisoned(next_window(actor)))
     attempted = trainer.train_while_ready()
 
-    assert attempted >= 1
+    assert attempted >= 2
     assert trainer.messages == [
-        "learner step 0: non-finite loss or gradient, update skipped (parameters unchanged)"
-    ] * attempted
+        "learner step 0: non-finite loss or gradient, update skipped (parameters unchanged); "
+        f"the run stops after skipped_updates_max={config.skipped_updates_max} in a row"
+    ]
     assert learner.steps == 0 and learner.skipped == attempted
     assert all(torch.equal(a, b) for a, b in zip(before, parameters(learner.net), strict=True))
+    trainer.close()
+
+
+def test_a_learner_that_skips_every_update_stops_the_run(tmp_path):
+    config, env_config, learner, actor = setup()
+    config = config.replace(skipped_updates_max=3)
+    trainer = make_trainer(tmp_path, config, env_config, learner)
+    for _ in range(4):
+        trainer.ingest(poisoned(next_window(actor)))
+    with pytest.raises(LearnerDiverged, match="skipped 3 consecutive updates"):
+        trainer.train_while_ready()
+    assert learner.skipped == 3 and trainer.learner_intact  # resumable: checkpoint allowed
+    trainer.close()
+
+
+def test_a_finite_update_ends_the_streak(tmp_path):
+    config, env_config, learner, _ = setup()
+    config = config.replace(skipped_updates_max=3)
+    trainer = make_trainer(tmp_path, config, env_config, learner)
+    for skipped in (True, True, False, True, True, False):
+        trainer._check_skipped(skipped)  # never three in a row: no error
+    assert len(trainer.messages) == 2  # one warning per streak
     trainer.close()

@@ -1,0 +1,112 @@
+"""The runtime seam: what a backend is, and the registry of backends.
+
+A backend decides only where actors run and how windows and parameters travel; everything
+else (collector, learner, E's bookkeeping, metrics, evaluation, checkpoints) is the one driver
+loop in ``gdi.runtime.driver``, the same for every backend. The driver asks for windows just
+in time, one actor at a time (``request``), and takes what has arrived (``receive``):
+
+    driver ──request()──▶ backend ──▶ actor i acts a window with the newest parameters
+    driver ◀─receive()─── backend ◀── Window (sequences, episodes, frames, E's state, times)
+    learner ──push()────▶ backend.server ──pull()──▶ actors
+
+Backends: ``inline`` (this process, a fixed order: exactly reproducible), ``local`` (one
+process per actor, shared memory), ``ray`` (Ray actors on any number of nodes).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Protocol
+
+import torch
+
+from gdi.runtime.actor import Window
+from gdi.runtime.errors import ActorFailure
+
+
+class ParameterServer(Protocol):
+    """Versioned parameters: the learner pushes, actors pull (the paper's PS)."""
+
+    def push(self, module: torch.nn.Module, version: int) -> None: ...
+
+    def pull(self, module: torch.nn.Module, have_version: int) -> int: ...
+
+
+class Backend(Protocol):
+    server: ParameterServer
+    """Where the learner publishes parameters."""
+    num_actors: int
+    parallel_actors: int
+    """Actors that run at the same time, each with its own wall clock (1 when they take turns
+    in this process): per-actor phase shares are averaged over them."""
+
+    def start(self, controller_states: list[dict | None], checkpoint: dict | None) -> list[str]:
+        """Start the actors, each with its E (``None``: a fresh one); ``checkpoint`` is the
+        payload resumed from, for backends that restore more of it. Returns warnings."""
+        ...
+
+    @property
+    def restarts(self) -> int:
+        """Actors restarted after a failure since ``start``."""
+        ...
+
+    @property
+    def in_flight(self) -> int:
+        """Windows requested and not yet received."""
+        ...
+
+    def request(self) -> None:
+        """Ask one actor that has no window in flight to act a window."""
+        ...
+
+    def receive(self, block: bool) -> list[Window]:
+        """The windows that have arrived; with ``block``, wait (about a second at most) for
+        at least one."""
+        ...
+
+    def take_warnings(self) -> list[str]:
+        """Warnings since the last call (e.g. an actor restarted)."""
+        ...
+
+    def checkpoint_extra(self, collector) -> dict:
+        """What this backend adds to a checkpoint beyond the common format (see
+        ``gdi.runtime.trainer.Trainer.save``): the inline backend's exact actor states and the
+        ``collector``'s contents; ``{}`` for the parallel backends, whose windows in flight
+        cannot be saved anyway."""
+        ...
+
+    def close(self) -> None: ...
+
+
+#: Backend name → "module:class", imported only when chosen (Ray is an optional extra).
+BACKENDS = {
+    "inline": "gdi.runtime.inline:InlineBackend",
+    "local": "gdi.runtime.local:LocalBackend",
+    "ray": "gdi.runtime.ray_backend:RayBackend",
+}
+
+
+def backend_class(name: str) -> type:
+    if name not in BACKENDS:
+        raise ValueError(f"unknown backend {name!r}; allowed: {', '.join(BACKENDS)}")
+    module, cls = BACKENDS[name].split(":")
+    return getattr(importlib.import_module(module), cls)
+
+
+class FailureBudget:
+    """Counts actor failures in a sliding time window; ``record`` raises ``ActorFailure`` once
+    more than ``limit`` fall within ``window_s`` seconds."""
+
+    def __init__(self, limit: int, window_s: float) -> None:
+        self.limit, self.window_s = limit, window_s
+        self.times: list[float] = []
+        self.total = 0
+
+    def record(self, now: float, what: str) -> None:
+        self.total += 1
+        self.times = [t for t in self.times if now - t < self.window_s] + [now]
+        if len(self.times) > self.limit:
+            raise ActorFailure(
+                f"{len(self.times)} actor failures within {self.window_s:g} s (more than "
+                f"actor_failures_max={self.limit}); the last: {what}"
+            )
