@@ -25,7 +25,7 @@ def train(
     env: str = "minatar:breakout",
     frames: int | None = None,
     seed: int = 0,
-    backend: Literal["inline", "local"] = "local",
+    backend: Literal["inline", "local", "ray"] = "local",
     set: tuple[str, ...] = (),
     run_dir: Path | None = None,
     resume: Path | None = None,
@@ -44,7 +44,8 @@ def train(
         frames: Frame budget (default: the preset's for the env kind: ALE 200M, MinAtar 1M,
             Gymnasium 1M).
         seed: Seed of every random generator.
-        backend: inline (one deterministic process) or local (actor processes).
+        backend: inline (one deterministic process), local (actor processes) or ray (Ray
+            actors on a Ray cluster, see --set ray_address).
         set: Config overrides field=value (`gdi config` lists every field), e.g.
             --set envs_per_actor=16 env_overrides.repeat_action_probability=0.25.
         run_dir: Run folder to create (default runs/<env>__<preset>__<seed>__<time>).

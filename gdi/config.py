@@ -117,7 +117,8 @@ class Config:
     push_every: int = 25
     """The learner pushes parameters to the parameter server every this many steps."""
     learner_device: str = "cpu"
-    """Device of the learner: cpu or cuda (actors always act on the CPU)."""
+    """Device of the learner: cpu, cuda, cuda:N, or auto (cuda when the learner's machine has
+    a GPU, else cpu); actors always act on the CPU."""
     ray_address: str = ""
     """Ray backend: the cluster to join (auto, or HOST:PORT of `ray start --head`); empty
     starts a Ray instance on this machine for the run."""
@@ -251,8 +252,10 @@ def _validate(cfg: Config) -> None:
             f"replay_capacity ({cfg.replay_capacity}) must hold min_replay ({cfg.min_replay}) "
             f"plus one emission of every actor ({cfg.num_actors} × {cfg.envs_per_actor} sequences)"
         )
-    if cfg.learner_device not in ("cpu", "cuda") and not cfg.learner_device.startswith("cuda:"):
-        raise ValueError(f"learner_device must be cpu, cuda or cuda:N, got {cfg.learner_device!r}")
+    if cfg.learner_device not in ("auto", "cpu", "cuda") \
+            and not cfg.learner_device.startswith("cuda:"):
+        raise ValueError(
+            f"learner_device must be auto, cpu, cuda or cuda:N, got {cfg.learner_device!r}")
 
 
 # ---------------------------------------------------------------------------------------------

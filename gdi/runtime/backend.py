@@ -25,11 +25,11 @@ from gdi.runtime.errors import ActorFailure
 
 
 class ParameterServer(Protocol):
-    """Versioned parameters: the learner pushes, actors pull (the paper's PS)."""
+    """The learner's side of the paper's PS: versioned parameters, pushed every
+    ``push_every`` steps. How actors pull them is the backend's business (``Actor.pull``
+    takes any object with ``pull(module, have_version) -> version``)."""
 
     def push(self, module: torch.nn.Module, version: int) -> None: ...
-
-    def pull(self, module: torch.nn.Module, have_version: int) -> int: ...
 
 
 class Backend(Protocol):

@@ -60,5 +60,16 @@ def learner_threads(config: Config) -> int:
     if config.torch_threads > 0:
         return config.torch_threads
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    actors = config.num_actors if config.backend == "local" else 0  # ray: actors elsewhere
+    # Actor processes on this machine: the local backend's, and a Ray instance started here.
+    here = config.backend == "local" or (config.backend == "ray" and not config.ray_address)
+    actors = config.num_actors if here else 0
     return max(1, (cores or 1) - actors)
+
+
+def learner_device(config: Config) -> str:
+    """The learner's device: as configured, ``auto`` being cuda where this machine has a GPU."""
+    if config.learner_device == "auto":
+        import torch
+
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    return config.learner_device

@@ -167,6 +167,10 @@ class LocalBackend:
                     block=block and not windows, timeout=1.0)
             except queue_module.Empty:
                 break
+            except (OSError, EOFError):
+                # A window whose sender died before we took it: its shared-memory handle went
+                # with it. The window is lost; _check_processes restarts the sender.
+                continue
             current = incarnation == self.incarnations[actor_id]
             if isinstance(content, str):
                 if current:

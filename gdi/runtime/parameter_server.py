@@ -14,11 +14,13 @@ import multiprocessing as mp
 import torch
 
 
-def _flatten(state: dict[str, torch.Tensor]) -> torch.Tensor:
-    return torch.cat([v.detach().reshape(-1).float().cpu() for v in state.values()])
+def flatten_parameters(module: torch.nn.Module) -> torch.Tensor:
+    """The module's state (parameters and buffers) as one flat float32 CPU tensor."""
+    return torch.cat([v.detach().reshape(-1).float().cpu() for v in module.state_dict().values()])
 
 
-def _unflatten_into(flat: torch.Tensor, module: torch.nn.Module) -> None:
+def unflatten_parameters_into(flat: torch.Tensor, module: torch.nn.Module) -> None:
+    """Copy a ``flatten_parameters`` tensor back into a module of the same architecture."""
     offset = 0
     with torch.no_grad():
         for tensor in module.state_dict().values():
@@ -30,17 +32,17 @@ def _unflatten_into(flat: torch.Tensor, module: torch.nn.Module) -> None:
 class InlineParameterServer:
     def __init__(self, module: torch.nn.Module) -> None:
         self.version = 0
-        self._flat = _flatten(module.state_dict())
+        self._flat = flatten_parameters(module)
 
     def push(self, module: torch.nn.Module, version: int) -> None:
-        self._flat = _flatten(module.state_dict())
+        self._flat = flatten_parameters(module)
         self.version = version
 
     def pull(self, module: torch.nn.Module, have_version: int) -> int:
         """Copy the parameters into ``module`` if newer than ``have_version``; returns the
         version ``module`` now holds."""
         if self.version != have_version:
-            _unflatten_into(self._flat, module)
+            unflatten_parameters_into(self._flat, module)
         return self.version
 
 
@@ -48,7 +50,7 @@ class SharedParameterServer:
     """Shared-memory parameters for actor processes (picklable to ``spawn``-ed children)."""
 
     def __init__(self, module: torch.nn.Module, context: mp.context.BaseContext) -> None:
-        self._flat = _flatten(module.state_dict()).share_memory_()
+        self._flat = flatten_parameters(module).share_memory_()
         self._version = context.Value("q", 0, lock=False)
         self._lock = context.Lock()
 
@@ -57,7 +59,7 @@ class SharedParameterServer:
         return int(self._version.value)
 
     def push(self, module: torch.nn.Module, version: int) -> None:
-        flat = _flatten(module.state_dict())
+        flat = flatten_parameters(module)
         with self._lock:
             self._flat.copy_(flat)
             self._version.value = version
@@ -67,5 +69,5 @@ class SharedParameterServer:
             return have_version
         with self._lock:
             version = int(self._version.value)
-            _unflatten_into(self._flat, module)
+            unflatten_parameters_into(self._flat, module)
         return version

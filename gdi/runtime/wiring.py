@@ -25,7 +25,7 @@ from gdi.envs import resolve_env
 from gdi.policy_space import get_policy_space
 from gdi.runtime.backend import backend_class
 from gdi.runtime.checkpoint import checkpoint_controller_states, latest_checkpoint, load_checkpoint
-from gdi.runtime.components import build_network, env_shapes, learner_threads
+from gdi.runtime.components import build_network, env_shapes, learner_device, learner_threads
 from gdi.runtime.driver import checkpoint, drive
 from gdi.runtime.learner import Learner
 from gdi.runtime.progress import TrainingProgress
@@ -124,7 +124,7 @@ def train(
     torch.set_num_threads(learner_threads(config))
     shapes = env_shapes(env_config, config.seed)
     space = get_policy_space(config.policy_space)
-    learner = Learner(config, build_network(config, shapes), device=config.learner_device)
+    learner = Learner(config, build_network(config, shapes), device=learner_device(config))
     backend = trainer = progress = None
     previous_handlers: dict = {}
     try:

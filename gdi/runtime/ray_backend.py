@@ -1,0 +1,244 @@
+"""The ``ray`` backend: actors as Ray actors on any number of nodes, the learner in the driver.
+
+What runs where:
+- the driver (the process that runs ``gdi train``, on the head node or any node of the
+  cluster) holds the learner (on its GPU when it has one and ``learner_device=auto``), the
+  data collector, the run folder, evaluation and checkpoints;
+- each actor is a Ray actor reserving ``ray_cpus_per_actor`` CPUs, with its environments and
+  its own E; ``ray_placement=spread`` asks Ray to put them on different nodes (Ray's SPREAD
+  scheduling strategy), ``pack`` fills nodes in Ray's default order;
+- the parameter server is Ray's object store: every ``push_every`` learner steps the driver
+  puts the flat parameters there once; each window request carries a reference to the newest
+  ones, which the actor fetches (zero-copy on its node) only when its version is older. An
+  actor therefore acts a window with the parameters of the moment it was asked for it (just
+  in time: a few learner steps old), and pulls nothing newer within the window.
+
+Windows come back as Ray object references and are asked for just in time with credits by
+the same driver loop as every other backend, so the replay ratio stays exact and memory
+bounded. An actor whose worker dies (``kill -9``, a lost node) or whose window raised is
+replaced by a new Ray actor with its E as last reported and fresh environments, within the
+``actor_failures_max`` budget.
+
+Ray is an optional extra: ``pip install gdi-rl[ray]``.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import time
+
+import numpy as np
+import torch
+
+from gdi.config import Config
+from gdi.runtime.actor import Actor, Window
+from gdi.runtime.backend import FailureBudget
+from gdi.runtime.parameter_server import flatten_parameters, unflatten_parameters_into
+
+#: Seconds to wait for the cluster to place every actor before saying it cannot.
+PLACEMENT_TIMEOUT_S = 120.0
+
+
+def import_ray():
+    try:
+        import ray
+    except ImportError:
+        raise ValueError(
+            "--backend ray needs Ray: pip install 'gdi-rl[ray]' (or pip install ray)"
+        ) from None
+    return ray
+
+
+def actor_name(actor_id: int, incarnation: int) -> str:
+    """The Ray actor's name (in the driver's namespace, so runs sharing a cluster never
+    clash): ``ray.get_actor(actor_name(0, 0))`` finds actor 0 as first started."""
+    return f"gdi-actor-{actor_id}.{incarnation}"
+
+
+class ObjectStoreParameterServer:
+    """The learner's side of the parameter server: parameters put into Ray's object store."""
+
+    def __init__(self, ray, module: torch.nn.Module) -> None:
+        self._ray = ray
+        self.push(module, 0)
+
+    def push(self, module: torch.nn.Module, version: int) -> None:
+        self.version = version
+        self.ref = self._ray.put(flatten_parameters(module).numpy())
+
+
+class OfferedParameters:
+    """An actor's side: the newest parameters it was offered with its window request."""
+
+    def __init__(self, ray) -> None:
+        self._ray = ray
+        self.version, self.ref = -1, None
+
+    def offer(self, version: int, ref) -> None:
+        self.version, self.ref = version, ref
+
+    def pull(self, module: torch.nn.Module, have_version: int) -> int:
+        if self.ref is not None and self.version != have_version:
+            # Fetched from the object store (a read-only view): copied into the module.
+            unflatten_parameters_into(torch.from_numpy(np.array(self._ray.get(self.ref))),
+                                      module)
+            return self.version
+        return have_version
+
+
+class RayActor:
+    """One actor (environments + E) inside a Ray worker process."""
+
+    def __init__(self, actor_id: int, incarnation: int, config: Config, shapes,
+                 controller_state: dict | None) -> None:
+        import ray
+
+        from gdi.envs import resolve_env
+        from gdi.runtime.components import actor_seed, build_controller, build_network
+
+        torch.set_num_threads(max(1, math.floor(config.ray_cpus_per_actor)))
+        seed = actor_seed(config, actor_id, incarnation)
+        controller = build_controller(config, seed)
+        if controller_state is not None:
+            controller.load_state_dict(controller_state)
+        env_config = resolve_env(config.env, **config.env_overrides)
+        self.actor = Actor(actor_id, config, env_config, build_network(config, shapes),
+                           controller, seed)
+        self.server = OfferedParameters(ray)
+        self._idle_since = time.perf_counter()
+
+    def where(self) -> tuple[str, int]:
+        """(Ray node id, process id): for placement checks and fault tests."""
+        import ray
+
+        return ray.get_runtime_context().get_node_id(), os.getpid()
+
+    def act_window(self, version: int, refs: list) -> Window:
+        # The reference travels inside a list so that Ray hands it over instead of fetching
+        # the parameters for every request: the actor fetches only when they are newer.
+        self.actor.phase_seconds["idle"] += time.perf_counter() - self._idle_since
+        self.server.offer(version, refs[0])
+        window = self.actor.act_window(self.server, pull_first=True)
+        self._idle_since = time.perf_counter()
+        return window
+
+
+class RayBackend:
+    def __init__(self, config: Config, env_config, shapes, learner) -> None:
+        self.ray = ray = import_ray()
+        self.config = config
+        self.shapes = shapes
+        self.num_actors = self.parallel_actors = config.num_actors
+        self.started_ray = False
+        if not ray.is_initialized():
+            quiet = {"log_to_driver": False, "include_dashboard": False,
+                     "logging_level": logging.ERROR}
+            if config.ray_address:
+                ray.init(address=config.ray_address, **quiet)
+            else:
+                # A Ray instance for this run on this machine, with room for every actor
+                # (like the local backend, more actors than cores share them).
+                cpus = max(os.cpu_count() or 1,
+                           math.ceil(config.num_actors * config.ray_cpus_per_actor))
+                ray.init(address="local", num_cpus=cpus, **quiet)
+            self.started_ray = True
+        self.server = ObjectStoreParameterServer(ray, learner.net)
+        self.remote_class = ray.remote(RayActor)
+        self.handles: list = [None] * config.num_actors
+        self.incarnations = [0] * config.num_actors
+        self.pending: dict = {}  # window reference → (actor id, incarnation)
+        self.controller_states: list[dict | None] = [None] * config.num_actors
+        self.failures = FailureBudget(config.actor_failures_max, config.actor_failure_window_s)
+        self._warnings: list[str] = []
+
+    # --- actors ---------------------------------------------------------------------------
+    def start(self, controller_states: list[dict | None], checkpoint: dict | None) -> list[str]:
+        self.controller_states = list(controller_states)
+        for i in range(self.num_actors):
+            self._launch(i)
+        self._wait_placed()
+        return []
+
+    def _launch(self, i: int) -> None:
+        strategy = "SPREAD" if self.config.ray_placement == "spread" else "DEFAULT"
+        self.handles[i] = self.remote_class.options(
+            name=actor_name(i, self.incarnations[i]), num_cpus=self.config.ray_cpus_per_actor,
+            scheduling_strategy=strategy, max_restarts=0,
+        ).remote(i, self.incarnations[i], self.config, self.shapes, self.controller_states[i])
+
+    def _wait_placed(self) -> None:
+        refs = [handle.where.remote() for handle in self.handles]
+        ready, _ = self.ray.wait(refs, num_returns=len(refs), timeout=PLACEMENT_TIMEOUT_S)
+        if len(ready) < len(refs):
+            free = self.ray.available_resources().get("CPU", 0.0)
+            raise ValueError(
+                f"the Ray cluster placed {len(ready)} of {len(refs)} actors in "
+                f"{PLACEMENT_TIMEOUT_S:g} s: each reserves ray_cpus_per_actor="
+                f"{self.config.ray_cpus_per_actor:g} CPUs and {free:g} are free; add nodes or "
+                "lower num_actors / ray_cpus_per_actor"
+            )
+        self.placement = self.ray.get(refs)
+
+    def where(self) -> list[tuple[str, int]]:
+        """Each actor's (node id, pid), as placed now."""
+        return self.ray.get([handle.where.remote() for handle in self.handles])
+
+    @property
+    def restarts(self) -> int:
+        return sum(self.incarnations)
+
+    @property
+    def in_flight(self) -> int:
+        return len(self.pending)
+
+    def request(self) -> None:
+        busy = {actor_id for actor_id, _ in self.pending.values()}
+        i = next(i for i in range(self.num_actors) if i not in busy)
+        ref = self.handles[i].act_window.remote(self.server.version, [self.server.ref])
+        self.pending[ref] = (i, self.incarnations[i])
+
+    def receive(self, block: bool) -> list[Window]:
+        if not self.pending:
+            return []
+        ready, _ = self.ray.wait(list(self.pending), num_returns=1,
+                                 timeout=1.0 if block else 0.0)
+        if ready:  # then everything else that has arrived too
+            ready, _ = self.ray.wait(list(self.pending), num_returns=len(self.pending),
+                                     timeout=0.0)
+        windows = []
+        for ref in ready:
+            actor_id, incarnation = self.pending.pop(ref)
+            try:
+                window = self.ray.get(ref)
+            except (self.ray.exceptions.RayActorError, self.ray.exceptions.RayTaskError) as err:
+                if incarnation == self.incarnations[actor_id]:
+                    self._restart(actor_id, f"actor {actor_id} failed: "
+                                            f"{str(err).strip().splitlines()[-1]}")
+                continue
+            windows.append(window)
+            self.controller_states[actor_id] = window.controller_state
+        return windows
+
+    def _restart(self, i: int, what: str) -> None:
+        self.failures.record(time.monotonic(), what)
+        self.ray.kill(self.handles[i], no_restart=True)
+        self.incarnations[i] += 1
+        self._launch(i)
+        self._warnings.append(f"{what}; restarted it with its E as last reported and fresh "
+                              f"environments (restart {self.restarts})")
+
+    def take_warnings(self) -> list[str]:
+        taken, self._warnings = self._warnings, []
+        return taken
+
+    def checkpoint_extra(self, collector) -> dict:
+        return {}
+
+    def close(self) -> None:
+        for handle in self.handles:
+            if handle is not None:
+                self.ray.kill(handle, no_restart=True)
+        if self.started_ray:
+            self.ray.shutdown()

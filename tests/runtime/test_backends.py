@@ -1,0 +1,115 @@
+"""The runtime seam: one registry of backends, one checkpoint format that resumes on another
+backend, budget extension, and the refusal to re-run a finished run."""
+
+import json
+
+import numpy as np
+import pytest
+
+from gdi.config import BACKENDS as CONFIG_BACKENDS
+from gdi.runtime.backend import BACKENDS, backend_class
+from gdi.runtime.checkpoint import latest_checkpoint, list_checkpoints, load_checkpoint
+from gdi.runtime.wiring import RESUMABLE_FIELDS, train
+from tests.runtime.helpers import tiny_config
+
+
+def test_every_configurable_backend_is_registered_and_follows_the_protocol():
+    assert tuple(BACKENDS) == CONFIG_BACKENDS
+    for name in ("inline", "local"):  # ray's import is tested in test_ray.py
+        cls = backend_class(name)
+        for member in ("start", "request", "receive", "take_warnings", "checkpoint_extra",
+                       "close", "in_flight", "restarts"):
+            assert hasattr(cls, member), (name, member)
+    with pytest.raises(ValueError, match="unknown backend 'mpi'; allowed: inline, local, ray"):
+        backend_class("mpi")
+
+
+def test_every_backend_writes_the_common_checkpoint_format(tmp_path):
+    config = tiny_config(env="minatar:breakout", frames=1200, backend="local", num_actors=2)
+    local = load_checkpoint(latest_checkpoint(train(config, tmp_path / "local",
+                                                    show_progress=False).run_dir))
+    inline = load_checkpoint(latest_checkpoint(train(config.replace(backend="inline"),
+                                                     tmp_path / "inline",
+                                                     show_progress=False).run_dir))
+    common = {"format", "config", "frames", "learner", "trainer", "torch_rng", "controllers"}
+    assert common <= set(local) and common <= set(inline)
+    assert set(local) - common == set()
+    assert set(inline) - common == {"actors", "collector"}  # what exact resume adds
+    assert len(local["controllers"]) == len(inline["controllers"]) == 2
+    assert all(state is not None for state in local["controllers"] + inline["controllers"])
+
+
+def test_a_local_run_resumes_on_the_inline_backend_and_back(tmp_path):
+    config = tiny_config(env="minatar:breakout", frames=2400, backend="local")
+    cut = train(config, tmp_path / "run", stop_when=lambda frames: frames >= 800,
+                show_progress=False, tensorboard=False)
+    assert cut.interrupted
+    saved = load_checkpoint(latest_checkpoint(cut.run_dir))
+
+    middle = train(config.replace(backend="inline", frames=1600), cut.run_dir, resume=True,
+                   show_progress=False, tensorboard=False)
+    assert middle.frames >= 1600 and not middle.interrupted
+    resumed = load_checkpoint(latest_checkpoint(middle.run_dir))
+    # The learner went on from the checkpoint (its steps counted on), with E restored.
+    assert resumed["learner"]["steps"] > saved["learner"]["steps"]
+    assert resumed["config"]["backend"] == "inline"
+    assert json.loads((cut.run_dir / "config.json").read_text())["backend"] == "inline"
+
+    final = train(config, cut.run_dir, resume=True, show_progress=False, tensorboard=False)
+    assert final.frames >= 2400
+    assert load_checkpoint(latest_checkpoint(final.run_dir))["config"]["backend"] == "local"
+
+
+def test_extending_a_finished_runs_budget(tmp_path):
+    config = tiny_config(frames=800)
+    done = train(config, tmp_path / "run", show_progress=False, tensorboard=False)
+    with pytest.raises(ValueError, match=r"already finished at 8\d\d frames \(budget 800\); "
+                                         r"to train on, extend the budget"):
+        train(config, done.run_dir, resume=True, show_progress=False, tensorboard=False)
+    before = load_checkpoint(latest_checkpoint(done.run_dir))
+
+    longer = train(config.replace(frames=1600), done.run_dir, resume=True,
+                   show_progress=False, tensorboard=False)
+    after = load_checkpoint(latest_checkpoint(longer.run_dir))
+    assert longer.frames >= 1600 and after["learner"]["steps"] > before["learner"]["steps"]
+    assert len(list_checkpoints(longer.run_dir)) >= 2
+    rows = [json.loads(line) for line in (longer.run_dir / "metrics.jsonl").read_text()
+            .splitlines()]
+    assert max(r["frames"] for r in rows) >= 1600
+    # The anneal follows the new budget: the learning rate at the old budget's end was ~0,
+    # after the extension it is back up (progress = frames / 1600).
+    lrs = [r["schedule/learning_rate"] for r in rows if "schedule/learning_rate" in r]
+    assert lrs[-1] < max(lrs)
+
+
+def test_resuming_with_a_config_that_changes_what_is_learned_is_refused(tmp_path):
+    config = tiny_config(frames=1200)
+    cut = train(config, tmp_path / "run", stop_when=lambda frames: frames >= 400,
+                show_progress=False, tensorboard=False)
+    with pytest.raises(ValueError, match=r"differs from its checkpoint's in learning_rate "
+                                         r"\(0.0005 → 0.1\); a resumed run may change only "
+                                         r"frames, backend"):
+        train(config.replace(learning_rate=0.1), cut.run_dir, resume=True,
+              show_progress=False, tensorboard=False)
+    assert "frames" in RESUMABLE_FIELDS and "lstm_units" not in RESUMABLE_FIELDS
+
+
+def test_inline_resume_of_a_local_checkpoint_says_what_starts_afresh(tmp_path):
+    config = tiny_config(env="minatar:breakout", frames=1600, backend="local")
+    cut = train(config, tmp_path / "run", stop_when=lambda frames: frames >= 600,
+                show_progress=False, tensorboard=False)
+    backend = backend_class("inline")
+    from gdi.envs import resolve_env
+    from gdi.runtime.components import build_network, env_shapes
+    from gdi.runtime.learner import Learner
+
+    env_config = resolve_env(config.env)
+    shapes = env_shapes(env_config, 0)
+    inline = backend(config.replace(backend="inline"), env_config, shapes,
+                     Learner(config, build_network(config, shapes)))
+    payload = load_checkpoint(latest_checkpoint(cut.run_dir))
+    warnings = inline.start(payload["controllers"], payload)
+    assert any("start afresh" in w for w in warnings)
+    # E restored exactly (values, counts, RNG).
+    np.testing.assert_equal(inline.actors[0].controller.state_dict(), payload["controllers"][0])
+    inline.close()
