@@ -45,7 +45,7 @@ from gdi.evaluation import markdown, plots
 from gdi.evaluation.aggregates import Interval, aggregate_intervals
 from gdi.evaluation.curves import group_curve
 from gdi.evaluation.report_io import ReportFiles
-from gdi.evaluation.scores import RunEvals, load_run
+from gdi.scores import RunEvals, load_run
 
 BASELINE = "gdi-i3"
 PRESET_ORDER = ("gdi-i3", "gdi-h3", "gdi-i1", "gdi-i0")

@@ -11,8 +11,8 @@ from matplotlib.image import imread
 
 from benchmarks import minatar_ablation as minatar
 from benchmarks import minatar_report
-from gdi.evaluation.scores import periodic_eval_name, write_eval_file
 from gdi.presets import resolve_config
+from gdi.scores import periodic_eval_name, write_eval_file
 from tests.runtime.test_train import TINY
 
 BUDGET = 5000
@@ -121,7 +121,7 @@ def fabricated_grid(root):
 
 
 def test_final_return_is_the_mean_of_the_last_three_evaluations(tmp_path):
-    from gdi.evaluation.scores import load_run
+    from gdi.scores import load_run
 
     run = fake_run(tmp_path, "breakout", "gdi-i3", 0, [1, 2, 3, 4, 5])
     assert minatar_report.final_return(load_run(run)) == pytest.approx((3 + 4 + 5) / 3)

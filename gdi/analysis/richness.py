@@ -104,7 +104,7 @@ def load_observations(run_dir: str | Path, stages: int = 3) -> RunObservations:
     """``RUN/observations.npz`` regrouped into ``stages`` stages: the saved stages must be a
     multiple of ``stages``; consecutive saved stages are merged (equal spans of frames, so the
     union of their uniform samples is uniform over the merged span)."""
-    from gdi.evaluation.scores import read_config
+    from gdi.scores import read_config
 
     run_dir = Path(run_dir)
     config = read_config(run_dir)

@@ -60,7 +60,7 @@ from gdi.evaluation.paper_scores import (
     paper_scores,
     paper_summary,
 )
-from gdi.evaluation.scores import (
+from gdi.scores import (
     Episode,
     EvalRecord,
     RunEvals,

@@ -20,7 +20,7 @@ from gdi.evaluation.metrics import learning_efficiency
 from gdi.evaluation.paper import summarize
 from gdi.evaluation.paper_scores import algorithm, paper_algorithms, paper_scores
 from gdi.evaluation.report_io import ReportFiles
-from gdi.evaluation.scores import RunEvals
+from gdi.scores import RunEvals
 
 METRICS = {"hns": "HNS", "hwrns": "HWRNS", "saber": "SABER"}
 REFERENCES = {"hns": "human average", "hwrns": "human world record", "saber": "human world record"}

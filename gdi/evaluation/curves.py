@@ -10,7 +10,7 @@ from typing import NamedTuple
 import numpy as np
 
 from gdi.evaluation.aggregates import curve_band
-from gdi.evaluation.scores import RunEvals
+from gdi.scores import RunEvals
 
 
 class GroupCurve(NamedTuple):

@@ -25,7 +25,7 @@ from gdi.evaluation.curves import group_curve
 from gdi.evaluation.games import is_atari57, spec_to_game
 from gdi.evaluation.paper_scores import algorithm
 from gdi.evaluation.report_io import ReportFiles
-from gdi.evaluation.scores import RunEvals, load_run
+from gdi.scores import RunEvals, load_run
 
 DEFAULT_COMPARE = ("rainbow", "impala", "agent57", "gdi-i3", "gdi-h3")
 # Resamples of a learning-curve band: one bootstrap per environment, so fewer than for the

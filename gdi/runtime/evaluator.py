@@ -120,10 +120,10 @@ def evaluate_checkpoint(
     from pathlib import Path
 
     from gdi.envs import resolve_env
-    from gdi.evaluation.scores import write_eval_file
     from gdi.runtime.checkpoint import latest_checkpoint, load_checkpoint
     from gdi.runtime.components import build_controller, build_network, env_shapes
     from gdi.runtime.run_dir import read_config
+    from gdi.scores import write_eval_file
 
     run_dir = Path(run_dir)
     config, _ = read_config(run_dir)

@@ -17,7 +17,6 @@ import numpy as np
 import torch
 
 from gdi.config import Config
-from gdi.evaluation.scores import write_eval_file
 from gdi.runtime.actor import EpisodeRecord, Window
 from gdi.runtime.checkpoint import checkpoint_controller_states, save_checkpoint
 from gdi.runtime.collector import ReplayCollector
@@ -28,6 +27,7 @@ from gdi.runtime.learner import Learner
 from gdi.runtime.reservoir import OBSERVATIONS_FILE, StageReservoir
 from gdi.runtime.run_dir import MetricsWriter
 from gdi.runtime.sequences import SequenceBatch
+from gdi.scores import write_eval_file
 
 
 class Trainer:

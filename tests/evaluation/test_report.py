@@ -10,7 +10,7 @@ from matplotlib.image import imread
 
 from gdi import cli
 from gdi.evaluation.report import default_out_dir, write_report
-from gdi.evaluation.scores import periodic_eval_name, write_eval_file
+from gdi.scores import periodic_eval_name, write_eval_file
 from tests.evaluation.markdown_tables import table_after
 
 FINALS = {

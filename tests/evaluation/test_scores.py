@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from gdi.evaluation.scores import (
+from gdi.scores import (
     Episode,
     load_run,
     periodic_eval_name,
