@@ -19,7 +19,8 @@ def test_every_field_has_a_docstring():
 @pytest.mark.parametrize(
     ("changes", "message"),
     [
-        ({"families": 3}, "families"),
+        ({"families": 0}, "families"),
+        ({"families": 3, "reward_shapes": ("log",) * 3}, "soft_entropy.*families=3"),
         ({"reward_shapes": ("log", "root")}, "reward_shapes"),
         ({"backend": "ray"}, "backend"),
         ({"discount": 1.5}, "discount"),
@@ -128,4 +129,4 @@ def test_preset_table_has_the_papers_columns():
     assert "[0, 1000]" in index_set_note() and "log(1 + 1/τ)" in index_set_note()
     rows = preset_table()
     assert [r["name"] for r in rows] == list(PRESETS)
-    assert set(rows[0]) == {"name", "category", "π_λ", "Λ", "P_Λ⁽⁰⁾", "E", "T"}
+    assert set(rows[0]) == {"name", "category", "π_λ", "Λ", "P_Λ⁽⁰⁾", "E", "T", "notes"}
