@@ -129,4 +129,4 @@ def test_preset_table_has_the_papers_columns():
     assert "[0, 1000]" in index_set_note() and "log(1 + 1/τ)" in index_set_note()
     rows = preset_table()
     assert [r["name"] for r in rows] == list(PRESETS)
-    assert set(rows[0]) == {"name", "category", "π_λ", "Λ", "P_Λ⁽⁰⁾", "E", "T", "notes"}
+    assert set(rows[0]) == {"name", "category", "π_λ", "Λ", "P_Λ⁽⁰⁾", "E", "T"}

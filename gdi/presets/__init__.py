@@ -99,9 +99,9 @@ AGENT57_EPSILONS = (0.0, 0.01, 0.03, 0.1, 0.2, 0.3, 0.5, 1.0)
 AGENT57_INV_TEMPERATURES = (1.0, 5.0, 20.0, 50.0)
 AGENT57_ARMS = tuple((b, e) for e in AGENT57_EPSILONS for b in AGENT57_INV_TEMPERATURES)
 
-_OPERATOR_VIEW_NOTE = ("Operator view (paper Sec. \"An Operator View of RL Methods\"): Λ, P_Λ, E "
-                       "and families as the paper describes the method; T, the network and the "
-                       "scale stay GDI-I³'s.")
+_OPERATOR_VIEW_NOTE = ("The *-like presets (paper Sec. \"An Operator View of RL Methods\"): Λ, P_Λ, "
+                       "E and families as the paper describes the method; T, the network and "
+                       "the scale stay GDI-I³'s.")
 
 PRESETS: dict[str, Preset] = {
     "gdi-i3": Preset(
@@ -184,7 +184,7 @@ PRESETS: dict[str, Preset] = {
             "families": 1,
             "reward_shapes": ("log",),
         },
-        notes=f"IMPALA's actors sample from the softmax policy. {_OPERATOR_VIEW_NOTE}",
+        notes="IMPALA's actors sample from the softmax policy (1/τ = 1).",
     ),
     "dqn-like": Preset(
         name="dqn-like",
@@ -202,7 +202,7 @@ PRESETS: dict[str, Preset] = {
             "reward_shapes": ("log",),
         },
         notes=("DQN's exploration (ε = 0.1 once annealed), without DQN's learner (no target "
-               f"network, no 1-step Q-learning). {_OPERATOR_VIEW_NOTE}"),
+               "network, no 1-step Q-learning)."),
     ),
     "r2d2-like": Preset(
         name="r2d2-like",
@@ -220,7 +220,7 @@ PRESETS: dict[str, Preset] = {
             "reward_shapes": ("log",),
         },
         notes=("Ape-X's and R2D2's 256 ε of the actors, each episode drawing one uniformly "
-               f"(Ape-X fixes one per actor: the same P_Λ over actors). {_OPERATOR_VIEW_NOTE}"),
+               "(Ape-X fixes one per actor: the same P_Λ over actors)."),
     ),
     "agent57-like": Preset(
         name="agent57-like",
@@ -244,8 +244,8 @@ PRESETS: dict[str, Preset] = {
                "and the discount of a network conditioned on them; gdi has no intrinsic reward "
                "and no γ-conditioned network, so here the arms are (ε, 1/τ): ε mixes in the "
                "uniform (exploratory) policy as β mixes in exploration, 1/τ sets how sharply "
-               f"the policy follows A. No Retrace-on-two-heads, no meta-controller per actor "
-               f"beyond gdi's one E per actor. {_OPERATOR_VIEW_NOTE}"),
+               "the policy follows A. Nor are Agent57's separate extrinsic and intrinsic value "
+               "heads here."),
     ),
     "laser-like": Preset(
         name="laser-like",
@@ -266,7 +266,7 @@ PRESETS: dict[str, Preset] = {
                "with one family drawn uniformly, and every family learns from all episodes. "
                "The family index travels in λ, so a step's target policy is the family that "
                "acted (LASER evaluates each learner's own policy on every sample). "
-               f"{_OPERATOR_VIEW_NOTE}"),
+               ""),
     ),
 }
 
@@ -380,12 +380,16 @@ def gym_inv_temperature_search(meta_kwargs: dict[str, Any], space) -> dict[str, 
 
 
 def index_set_note() -> str:
-    """How Λ differs by environment kind (shown under ``gdi presets``)."""
+    """What ``gdi presets`` shows under its table: how Λ differs by environment kind, and what
+    each operator-view preset is and is not of the method it is named after."""
     search = GYM_INV_TEMPERATURE_SEARCH
     top = math.expm1(search["range"][1])
-    return (f"Λ as listed on ale: and minatar: specs; on gym: specs E searches each 1/τ in "
-            f"[0, {top:.0f}], in x = log(1 + 1/τ) coordinates with blocks of "
-            f"{search['accuracy']} (docs/paper-choices.md).")
+    lines = [f"Λ as listed on ale: and minatar: specs; on gym: specs E searches each 1/τ in "
+             f"[0, {top:.0f}], in x = log(1 + 1/τ) coordinates with blocks of "
+             f"{search['accuracy']} (docs/paper-choices.md)."]
+    lines.append(_OPERATOR_VIEW_NOTE)
+    lines += [f"{p.name}: {p.notes}" for p in PRESETS.values() if p.notes]
+    return "\n".join(lines)
 
 
 def preset_table() -> list[dict[str, str]]:
@@ -399,7 +403,6 @@ def preset_table() -> list[dict[str, str]]:
             "P_Λ⁽⁰⁾": p.initial_distribution,
             "E": p.meta,
             "T": p.learning,
-            "notes": p.notes,
         }
         for p in PRESETS.values()
     ]
