@@ -561,5 +561,5 @@ def test_k_families_each_get_the_policy_gradient_of_the_steps_they_acted():
     grad = outputs.adv.grad[:, :5].abs().sum(-1)  # [F, T, B]
     for k in range(3):
         assert (grad[k][family != k] == 0).all() and (grad[k][family == k] > 0).all()
-    with pytest.raises(ValueError, match="reward_shapes: .*family_softmax.*K >= 2"):
+    with pytest.raises(ValueError, match=r"reward_shapes: .*family_softmax.*K >= 2"):
         LossConfig(policy_space="family_softmax", reward_shapes=("log",))
