@@ -38,7 +38,7 @@ def main() -> None:
     generator = torch.Generator().manual_seed(0)
 
     def torch_log_space():
-        log_pi = space.log_probs(adv, adv, lam, validate=False)
+        log_pi = space.log_probs([adv], lam, validate=False)
         uniform = torch.rand(log_pi.shape, generator=generator).clamp_(1e-20, 1.0)
         actions = torch.argmax(log_pi - torch.log(-torch.log(uniform)), dim=-1)
         return actions.numpy(), log_pi.gather(-1, actions[:, None])[:, 0].numpy()
@@ -47,7 +47,7 @@ def main() -> None:
         return torch.distributions.Categorical(logits=adv).sample().numpy()
 
     def numpy_gdi():
-        return sample_actions(space.acting_probs(adv_np, adv_np, lam_np), rng)
+        return sample_actions(space.acting_probs(adv_np[None], lam_np), rng)
 
     times = {}
     for name, fn in [("torch log-space", torch_log_space), ("plain Categorical", plain_categorical),

@@ -75,6 +75,8 @@ def train(
         config = apply_overrides(
             resolve_config(preset, env, frames=frames, seed=seed, backend=backend), set
         )
+        if config.env != env:  # the config stores the canonical spec (gdi.envs.canonical_spec)
+            print(f"environment {env!r} is stored as its canonical spec {config.env!r}")
         result = run_training(config, run_dir)
     if report and not result.interrupted:
         _write_run_report(result.run_dir)

@@ -9,7 +9,9 @@ Gymnasium ids.
 
 from __future__ import annotations
 
+import contextvars
 import dataclasses
+import difflib
 import itertools
 import json
 import math
@@ -19,6 +21,11 @@ from typing import Any, Literal
 
 BACKENDS = ("inline", "local", "ray")
 
+# Whether building a Config checks that this machine's torch can use learner_device. Off while
+# a saved config.json is read back (Config.from_dict): a run trained on a GPU machine must stay
+# readable (reports, evaluation) on a laptop.
+_CHECK_DEVICE: contextvars.ContextVar[bool] = contextvars.ContextVar("check_device", default=True)
+
 
 @dataclass(frozen=True)
 class Config:
@@ -26,7 +33,8 @@ class Config:
     preset: str = "gdi-i3"
     """Name of the preset this config was resolved from (see `gdi presets`)."""
     env: str = "minatar:breakout"
-    """Environment spec: ale:<Game>, minatar:<game> or gym:<id>."""
+    """Environment spec: ale:<Game>, minatar:<game> or gym:<id>, stored in its canonical form
+    (ale:breakout → ale:Breakout, minatar:Breakout → minatar:breakout)."""
     seed: int = 0
     """Seed of every random generator in the run (envs, actions, E, network init)."""
     frames: int = 1_000_000
@@ -44,9 +52,12 @@ class Config:
     envs_per_actor: int = 32
     """Environments each actor steps with one batched forward pass."""
     policy_space: str = "soft_entropy"
-    """Index set Λ and π_λ: soft_entropy (λ = 1/τ₁, 1/τ₂, ε), boltzmann (λ = 1/τ), epsilon_greedy."""
+    """Index set Λ and π_λ (gdi.policy_space): soft_entropy (λ = 1/τ₁, 1/τ₂, ε), boltzmann
+    (λ = 1/τ), epsilon_greedy (λ = ε), epsilon_ladder (λ = l, Ape-X's ε_l), epsilon_boltzmann
+    (λ = 1/τ, ε), family_softmax (λ = the acting family)."""
     meta_controller: str = "bandit"
-    """Operator E over P_Λ: bandit (the paper's), fixed (w/o E), uniform, sliding_window_ucb."""
+    """Operator E over P_Λ: bandit (the paper's), fixed (w/o E), uniform, sliding_window_ucb;
+    its λ dimension must be the policy space's."""
     meta_kwargs: dict[str, Any] = field(default_factory=dict)
     """Arguments of the E controller (ranges, accuracies, fixed value, arms, ...)."""
     pull_every: int = 64
@@ -60,7 +71,8 @@ class Config:
     head_hidden: int = 0
     """Hidden ReLU units of the A and V heads (R2D2's dueling heads: 512); 0: linear heads."""
     families: int = 1
-    """Parameter families: 1 for GDI-I (θ₁ = θ₂), 2 for GDI-H (θ₁ ≠ θ₂)."""
+    """Parameter families: 1 for GDI-I (θ₁ = θ₂), 2 for GDI-H (θ₁ ≠ θ₂), K for LASER-like;
+    the policy space says which it acts with."""
     aux_tasks: bool = True
     """Auxiliary forward and inverse dynamics tasks (paper table: yes)."""
 
@@ -117,8 +129,8 @@ class Config:
     push_every: int = 25
     """The learner pushes parameters to the parameter server every this many steps."""
     learner_device: str = "cpu"
-    """Device of the learner: cpu, cuda, cuda:N, or auto (cuda when the learner's machine has
-    a GPU, else cpu); actors always act on the CPU."""
+    """Device of the learner: cpu, cuda, cuda:N (one this machine's torch can use), or auto
+    (cuda when the learner's machine has a GPU, else cpu); actors always act on the CPU."""
     ray_address: str = ""
     """Ray backend: the cluster to join (auto, or HOST:PORT of `ray start --head`); empty
     starts a Ray instance on this machine for the run."""
@@ -163,6 +175,7 @@ class Config:
             object.__setattr__(self, name, _json_form(getattr(self, name)))
         object.__setattr__(self, "reward_shapes", tuple(self.reward_shapes))
         _validate(self)
+        _validate_parts(self)
 
     # --- conversions ----------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
@@ -177,7 +190,11 @@ class Config:
         values = dict(data)
         if "reward_shapes" in values:
             values["reward_shapes"] = tuple(values["reward_shapes"])
-        return cls(**values)
+        token = _CHECK_DEVICE.set(False)  # a saved run stays readable on any machine
+        try:
+            return cls(**values)
+        finally:
+            _CHECK_DEVICE.reset(token)
 
     def replace(self, **changes: Any) -> Config:
         return dataclasses.replace(self, **changes)
@@ -227,8 +244,11 @@ def _validate(cfg: Config) -> None:
         raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, got {cfg.backend!r}")
     if cfg.ray_placement not in ("spread", "pack"):
         raise ValueError(f"ray_placement must be spread or pack, got {cfg.ray_placement!r}")
-    if cfg.families not in (1, 2):
-        raise ValueError(f"families must be 1 (GDI-I) or 2 (GDI-H), got {cfg.families!r}")
+    if isinstance(cfg.families, bool) or not isinstance(cfg.families, int) or cfg.families < 1:
+        raise ValueError(
+            f"families must be an integer >= 1 (1: GDI-I, 2: GDI-H, K: LASER-like), got "
+            f"{cfg.families!r}"
+        )
     if len(cfg.reward_shapes) != cfg.families:
         raise ValueError(
             f"reward_shapes needs one shaping per family ({cfg.families}), got {cfg.reward_shapes!r}"
@@ -252,10 +272,77 @@ def _validate(cfg: Config) -> None:
             f"replay_capacity ({cfg.replay_capacity}) must hold min_replay ({cfg.min_replay}) "
             f"plus one emission of every actor ({cfg.num_actors} × {cfg.envs_per_actor} sequences)"
         )
-    if cfg.learner_device not in ("auto", "cpu", "cuda") \
-            and not cfg.learner_device.startswith("cuda:"):
+
+
+def _one_of(field_name: str, value: Any, allowed) -> None:
+    if value not in allowed:
+        close = difflib.get_close_matches(str(value), list(allowed), n=2)
+        hint = f" (did you mean {' or '.join(map(repr, close))}?)" if close else ""
         raise ValueError(
-            f"learner_device must be auto, cpu, cuda or cuda:N, got {cfg.learner_device!r}")
+            f"{field_name}: unknown value {value!r}{hint}; allowed: {', '.join(allowed)}"
+        )
+
+
+def _validate_parts(cfg: Config) -> None:
+    """Check the parts a config names against their registries, and that they fit together:
+    the environment, policy space, E and its arguments, torso, reward shapes, families and
+    the learner's device. Run when the Config is built, so a bad combination fails before any
+    run folder exists, on every backend."""
+    # Imported here: the registries import torch and the environment packages, and config is
+    # the module every other one imports.
+    from gdi.envs.spec import canonical_spec
+    from gdi.learning.shaping import REWARD_SHAPES
+    from gdi.meta.registry import CONTROLLERS, make_controller
+    from gdi.nets.torsos import TORSOS
+    from gdi.policy_space import POLICY_SPACES
+
+    object.__setattr__(cfg, "env", canonical_spec(cfg.env))
+    _one_of("policy_space", cfg.policy_space, sorted(POLICY_SPACES))
+    _one_of("meta_controller", cfg.meta_controller, list(CONTROLLERS))
+    _one_of("torso", cfg.torso, list(TORSOS))
+    for shape in cfg.reward_shapes:
+        _one_of("reward_shapes", shape, sorted(REWARD_SHAPES))
+    space = POLICY_SPACES[cfg.policy_space]
+    space.check_families(cfg.families)
+    try:
+        controller = make_controller(cfg.meta_controller, cfg.seed, **cfg.meta_kwargs)
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"meta_kwargs of E {cfg.meta_controller!r}: {err}") from None
+    if controller.dim != space.dim:
+        raise ValueError(
+            f"E {cfg.meta_controller!r} (meta_kwargs) samples λ of dimension {controller.dim}, "
+            f"but policy_space {cfg.policy_space!r} is indexed by {space.dim} "
+            f"({', '.join(space.index_names)}); give meta_kwargs for that Λ or pick a preset "
+            "that uses it (gdi presets)"
+        )
+    space.check_lambda_box(controller.lambda_ranges, cfg.families)
+    if _CHECK_DEVICE.get():
+        check_learner_device(cfg.learner_device)
+
+
+def check_learner_device(name: str) -> None:
+    """ValueError unless ``name`` is auto, cpu, cuda or cuda:N and this machine's torch can use
+    it (auto always can: it means cuda where there is a GPU, else cpu)."""
+    import torch
+
+    if name == "auto":
+        return
+    shape_ok = name == "cpu" or name == "cuda" or (
+        isinstance(name, str) and name.startswith("cuda:") and name[5:].isdigit()
+    )
+    if not shape_ok:
+        raise ValueError(
+            f"learner_device: unknown device {name!r}; allowed: auto, cpu, cuda, cuda:N")
+    if name == "cpu":
+        return
+    count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    usable = ["auto", "cpu", *(["cuda"] if count else []), *(f"cuda:{i}" for i in range(count))]
+    index = int(name[5:]) if ":" in name else 0
+    if index >= count:
+        raise ValueError(
+            f"learner_device: {name!r} is not usable by this torch ({torch.__version__}, "
+            f"{count} CUDA device(s)); allowed here: {', '.join(usable)}"
+        )
 
 
 # ---------------------------------------------------------------------------------------------

@@ -19,9 +19,10 @@ def test_every_field_has_a_docstring():
 @pytest.mark.parametrize(
     ("changes", "message"),
     [
-        ({"families": 3}, "families"),
+        ({"families": 0}, "families"),
+        ({"families": 3, "reward_shapes": ("log",) * 3}, "soft_entropy.*families=3"),
         ({"reward_shapes": ("log", "root")}, "reward_shapes"),
-        ({"backend": "ray"}, "backend"),
+        ({"backend": "mpi"}, "backend"),
         ({"discount": 1.5}, "discount"),
         ({"seq_stride": 100, "seq_len": 80}, "seq_stride"),
         ({"min_replay": 10}, "min_replay"),

@@ -162,7 +162,8 @@ def test_bad_advantages_rejected():
 
 
 def test_registry_and_lookup():
-    assert set(POLICY_SPACES) == {"soft_entropy", "boltzmann", "epsilon_greedy"}
+    assert set(POLICY_SPACES) == {"soft_entropy", "boltzmann", "epsilon_greedy", "epsilon_ladder",
+                                  "epsilon_boltzmann", "family_softmax"}
     assert get_policy_space("soft_entropy").index_names == ("inv_tau1", "inv_tau2", "eps")
     with pytest.raises(ValueError, match=r"unknown policy space 'ucb'.*boltzmann"):
         get_policy_space("ucb")
@@ -173,27 +174,91 @@ def test_policy_space_log_probs_take_lambda_as_last_axis():
     space = POLICY_SPACES["soft_entropy"]
     lam = torch.stack([inv_tau1, inv_tau2, eps], dim=-1)
     torch.testing.assert_close(
-        space.log_probs(adv1, adv2, lam),
+        space.log_probs([adv1, adv2], lam),
         soft_entropy_log_policy(adv1, adv2, inv_tau1, inv_tau2, eps),
     )
-    torch.testing.assert_close(space.probs(adv1, adv2, lam).sum(-1), torch.ones(5, 3, dtype=DTYPE))
+    # one family: A₁ = A₂; a stacked [F, ..., A] tensor is the same as a list of F tensors
+    torch.testing.assert_close(
+        space.log_probs(adv1[None], lam),
+        soft_entropy_log_policy(adv1, adv1, inv_tau1, inv_tau2, eps),
+    )
+    torch.testing.assert_close(space.probs(torch.stack([adv1, adv2]), lam).sum(-1),
+                               torch.ones(5, 3, dtype=DTYPE))
     boltzmann = POLICY_SPACES["boltzmann"]
     torch.testing.assert_close(
-        boltzmann.log_probs(adv1, adv2, inv_tau1[..., None]), boltzmann_log_policy(adv1, inv_tau1)
+        boltzmann.log_probs([adv1, adv2], inv_tau1[..., None]), boltzmann_log_policy(adv1, inv_tau1)
     )
     greedy = POLICY_SPACES["epsilon_greedy"]
     torch.testing.assert_close(
-        greedy.probs(adv1, adv2, eps[..., None]), epsilon_greedy_policy(adv1, eps)
+        greedy.probs([adv1, adv2], eps[..., None]), epsilon_greedy_policy(adv1, eps)
     )
 
 
 @pytest.mark.parametrize(
-    ("name", "width"), [("soft_entropy", 2), ("boltzmann", 3), ("epsilon_greedy", 0)]
+    ("name", "width"), [("soft_entropy", 2), ("boltzmann", 3), ("epsilon_greedy", 0),
+                        ("epsilon_ladder", 2), ("epsilon_boltzmann", 3), ("family_softmax", 2)]
 )
 def test_wrong_lambda_width_rejected(name, width):
     adv = torch.randn(4, 3)
     with pytest.raises(ValueError, match=rf"{name}.*\[\.\.\., {POLICY_SPACES[name].dim}\]"):
-        POLICY_SPACES[name].log_probs(adv, adv, torch.ones(4, width))
+        POLICY_SPACES[name].log_probs([adv, adv], torch.ones(4, width))
+
+
+def test_every_space_declares_one_entry_per_coordinate_and_a_box_inside_its_bounds():
+    for space in POLICY_SPACES.values():
+        k = space.dim
+        assert len(space.bounds) == len(space.search_box) == len(space.search_accuracies) == k
+        assert len(space.inverse_temperatures) == k
+        families = 2 if space.name == "family_softmax" else 1
+        space.check_lambda_box(np.asarray(space.default_box(families)), families)
+
+
+# ---- the spaces added for the operator view ------------------------------------------------
+
+
+def test_epsilon_ladder_is_apex_ladder():
+    """ε_l = 0.4^(1 + 7·l/255), l = 0…255, written out from Ape-X's formula per index."""
+    space = get_policy_space("epsilon_ladder")
+    values = space.values(1)
+    assert values.shape == (256, 1) and values[0, 0] == 0 and values[-1, 0] == 255
+    q = torch.tensor([[1.0, 3.0, 2.0]] * 4, dtype=DTYPE)
+    lam = torch.tensor([[0.0], [1.0], [128.0], [255.0]], dtype=DTYPE)
+    probs = space.probs([q], lam)
+    for row, index in enumerate([0, 1, 128, 255]):
+        eps = 0.4 ** (1 + 7 * index / 255)
+        want = [eps / 3, 1 - eps + eps / 3, eps / 3]
+        np.testing.assert_allclose(probs[row].numpy(), want, rtol=1e-12)
+    assert math.isclose(0.4 ** 8, float(probs[3, 0]) * 3, rel_tol=1e-12)  # Ape-X's smallest ε
+    with pytest.raises(ValueError, match=r"l must be an integer in \[0, 255\]"):
+        space.log_probs([q[:1]], torch.tensor([[0.5]], dtype=DTYPE))
+    with pytest.raises(ValueError, match=r"l must be an integer in \[0, 255\]"):
+        space.log_probs([q[:1]], torch.tensor([[256.0]], dtype=DTYPE))
+
+
+def test_family_softmax_acts_with_the_family_lambda_names():
+    space = get_policy_space("family_softmax")
+    advs = torch.randn(3, 4, 5, dtype=DTYPE, requires_grad=True)  # K = 3 families, 4 rows
+    lam = torch.tensor([[0.0], [2.0], [1.0], [2.0]], dtype=DTYPE)
+    log_pi = space.log_probs(advs, lam)
+    for row, family in enumerate([0, 2, 1, 2]):
+        torch.testing.assert_close(log_pi[row], torch.log_softmax(advs[family, row], -1))
+    log_pi[1].sum().backward()  # row 1 acted with family 2: gradient reaches family 2 only
+    assert advs.grad[2, 1].abs().sum() > 0 and advs.grad[:2].abs().sum() == 0
+    with pytest.raises(ValueError, match=r"family must be an integer in \[0, 2\]"):
+        space.log_probs(advs.detach(), torch.full((4, 1), 3.0, dtype=DTYPE))
+    with pytest.raises(ValueError, match="K >= 2"):
+        space.check_families(1)
+    np.testing.assert_array_equal(space.values(3), [[0.0], [1.0], [2.0]])
+    with pytest.raises(ValueError, match=r"family in \[0, 3\]"):  # E reaches a 4th family
+        space.check_lambda_box(np.array([[0.0, 3.0]]), families=3)
+
+
+def test_epsilon_boltzmann_is_the_uniform_mixed_into_a_softmax():
+    space = get_policy_space("epsilon_boltzmann")
+    adv = torch.tensor([[0.0, 1.0, 3.0]], dtype=DTYPE)
+    got = space.probs([adv], torch.tensor([[2.0, 0.3]], dtype=DTYPE))[0]
+    soft = torch.exp(2.0 * adv[0]) / torch.exp(2.0 * adv[0]).sum()
+    torch.testing.assert_close(got, 0.3 / 3 + 0.7 * soft)
 
 
 # ---- λ ↔ x ---------------------------------------------------------------------------------
@@ -238,22 +303,25 @@ def test_acting_probs_equal_the_log_space_policy(name):
     adv2 = rng.normal(0, 3, (n, a)).astype(np.float32)
     adv1[0, 1] = adv1[0, 4]  # a tie for ε-greedy
     space = POLICY_SPACES[name]
-    lam = np.column_stack([rng.uniform(0, 50, n), rng.uniform(0, 50, n), rng.uniform(0, 1, n)])
-    lam[:4] = [[0, 0, 0], [0, 50, 1], [50, 0, 0.5], [1000, 1000, 1]]
-    lam = lam[:, {"soft_entropy": [0, 1, 2], "boltzmann": [0], "epsilon_greedy": [2]}[name]]
-    got = space.acting_probs(adv1, adv2, lam)
+    lam = np.column_stack([rng.uniform(0, 50, n), rng.uniform(0, 50, n), rng.uniform(0, 1, n),
+                           rng.integers(0, 256, n), rng.integers(0, 2, n)])
+    lam[:4, :3] = [[0, 0, 0], [0, 50, 1], [50, 0, 0.5], [1000, 1000, 1]]
+    lam = lam[:, {"soft_entropy": [0, 1, 2], "boltzmann": [0], "epsilon_greedy": [2],
+                  "epsilon_ladder": [3], "epsilon_boltzmann": [1, 2],
+                  "family_softmax": [4]}[name]]
+    got = space.acting_probs(np.stack([adv1, adv2]), lam)
     a1, a2, lt = (torch.from_numpy(x).double() for x in (adv1, adv2, lam))
     if name == "soft_entropy":
         want = naive_soft_entropy(a1, a2, lt[:, 0], lt[:, 1], lt[:, 2])
         want[3] = torch.softmax(1000 * a1[3], -1)  # e^{1000·A} overflows the naive formula
     else:
-        want = space.probs(a1, a2, lt)
+        want = space.probs([a1, a2], lt)
     assert got.dtype == np.float64
     np.testing.assert_allclose(got, want.numpy(), rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(got.sum(-1), 1.0, rtol=1e-12)
 
 
 def test_acting_probs_reject_a_lambda_of_the_wrong_shape():
-    adv = np.zeros((4, 3), np.float32)
+    adv = np.zeros((1, 4, 3), np.float32)
     with pytest.raises(ValueError, match=r"λ \[N, 3\] \(inv_tau1, inv_tau2, eps\), got .*\(4, 2\)"):
-        POLICY_SPACES["soft_entropy"].acting_probs(adv, adv, np.ones((4, 2)))
+        POLICY_SPACES["soft_entropy"].acting_probs(adv, np.ones((4, 2)))

@@ -23,6 +23,7 @@ __all__ = [
     "GymConfig",
     "MinAtarConfig",
     "atari_rom_ids",
+    "canonical_spec",
     "resolve_env",
 ]
 
@@ -361,18 +362,8 @@ def _canonical_name(kind: str, name: str, spec: str) -> str:
     )
 
 
-def resolve_env(spec: str, **overrides: Any) -> EnvConfig:
-    """Resolve ``"<kind>:<name>"`` and overrides of its settings into a validated config.
-
-    Kinds: ``ale:<Game>`` (ALE CamelCase name, e.g. ``ale:MontezumaRevenge``; case and
-    underscores are forgiven, ``ale:montezuma_revenge`` resolves to the same game),
-    ``minatar:<game>`` (one of :data:`MINATAR_GAMES`) and ``gym:<id>`` (a registered Gymnasium
-    id, e.g. ``gym:CartPole-v1``). The overrides each kind accepts are the fields of its config
-    class (:class:`AtariConfig`, :class:`MinAtarConfig`, :class:`GymConfig`).
-
-    Raises ValueError for an unknown prefix, game or id (with close matches) and for an unknown
-    override or an invalid value (naming it and what it accepts).
-    """
+def _split_spec(spec: str) -> tuple[str, str]:
+    """``"<kind>:<name>"`` → (kind lower-cased, name), ValueError naming the allowed prefixes."""
     prefixes = ", ".join(f"{k}:" for k in ENV_KINDS)
     if not isinstance(spec, str) or ":" not in spec:
         raise ValueError(
@@ -385,6 +376,31 @@ def resolve_env(spec: str, **overrides: Any) -> EnvConfig:
         raise ValueError(
             f"unknown environment prefix {kind!r} in {spec!r}; allowed prefixes: {prefixes}"
         )
+    return kind, name
+
+
+def canonical_spec(spec: str) -> str:
+    """The one spelling of an environment spec: ``ale:breakout`` → ``ale:Breakout``,
+    ``minatar:Breakout`` → ``minatar:breakout``, ``gym:CartPole-v1`` unchanged. Configs store
+    this form, so runs of one game group together and reports find its baselines. ValueError
+    (with close matches) for an unknown prefix, game or id."""
+    kind, name = _split_spec(spec)
+    return f"{kind}:{_canonical_name(kind, name, spec)}"
+
+
+def resolve_env(spec: str, **overrides: Any) -> EnvConfig:
+    """Resolve ``"<kind>:<name>"`` and overrides of its settings into a validated config.
+
+    Kinds: ``ale:<Game>`` (ALE CamelCase name, e.g. ``ale:MontezumaRevenge``; case and
+    underscores are forgiven, ``ale:montezuma_revenge`` resolves to the same game),
+    ``minatar:<game>`` (one of :data:`MINATAR_GAMES`) and ``gym:<id>`` (a registered Gymnasium
+    id, e.g. ``gym:CartPole-v1``). The overrides each kind accepts are the fields of its config
+    class (:class:`AtariConfig`, :class:`MinAtarConfig`, :class:`GymConfig`).
+
+    Raises ValueError for an unknown prefix, game or id (with close matches) and for an unknown
+    override or an invalid value (naming it and what it accepts).
+    """
+    kind, name = _split_spec(spec)
     cls = _CONFIGS[kind]
     _check_override_names(cls, overrides)
     return cls(name=_canonical_name(kind, name, spec), **overrides)

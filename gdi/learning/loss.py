@@ -25,10 +25,6 @@ from gdi.policy_space import POLICY_SPACES, PolicySpace
 
 __all__ = ["LossBatch", "LossConfig", "LossOutputs", "loss"]
 
-#: Number of parameter families a loss supports: 1 (GDI-I: A₁ = A₂) or 2 (GDI-H: θ₁, θ₂).
-MAX_FAMILIES = 2
-
-
 @dataclass(frozen=True)
 class LossConfig:
     """Hyperparameters of the GDI loss; defaults are the paper's GDI-I³ row (App.
@@ -68,12 +64,15 @@ class LossConfig:
                 f"e.g. ('log',) or ('log', 'root'); got {shapes!r}"
             )
         object.__setattr__(self, "reward_shapes", tuple(shapes))  # a list from JSON is fine
-        if not 1 <= len(self.reward_shapes) <= MAX_FAMILIES:
+        if not self.reward_shapes:
             raise ValueError(
-                f"reward_shapes: one shape per parameter family, and there are 1 (GDI-I) or "
-                f"{MAX_FAMILIES} (GDI-H) families; got {len(self.reward_shapes)}: "
-                f"{self.reward_shapes!r}"
+                "reward_shapes: one shape per parameter family (1 for GDI-I, 2 for GDI-H³, K "
+                "for LASER-like), got none"
             )
+        try:  # one shape per family: as many families as the policy space acts with
+            POLICY_SPACES[self.policy_space].check_families(len(self.reward_shapes))
+        except ValueError as err:
+            raise ValueError(f"reward_shapes: {err}") from None
         for name in self.reward_shapes:
             if name not in REWARD_SHAPES:
                 raise ValueError(
@@ -229,10 +228,11 @@ def loss(
 ) -> tuple[torch.Tensor, dict[str, float]]:
     """The GDI loss ξ·L_V + α·L_Q + β·L_π − entropy_scale·H(π) + aux_loss_scale·Σ L_aux.
 
-    For the T learning steps, with A₁ = ``adv[0]`` and A₂ = ``adv[F−1]`` (GDI-I: A₁ = A₂):
+    For the T learning steps, with the advantages A_1 … A_F of the F families:
 
-    * target policy π = π_λ(A₁, A₂) of ``config.policy_space`` with the λ each step was acted
-      with (Eq. "soft entropy"); log ρ_t = log π(a_t) − log μ(a_t), detached;
+    * target policy π = π_λ(A_1, …, A_F) of ``config.policy_space`` with the λ each step was
+      acted with (Eq. "soft entropy": A₁ = ``adv[0]``, A₂ = ``adv[F−1]``; LASER-like: the
+      family λ names); log ρ_t = log π(a_t) − log μ(a_t), detached;
     * for each family k, its own shaped rewards r_k = shape_k(r), plus γ·V_k(final
       observation) at steps a time limit cut (``truncation_bootstrap``), and:
       Q_k = Ā_k + V_k with Ā_k = A_k − E_π[A_k], π detached (Eq. "casa equ");
@@ -241,7 +241,7 @@ def loss(
       L_V,k = ½(v_s − V_k)², L_Q,k = ½(G − Q_k(x_t, a_t))², L_π,k = −ρ_s δ · log π_k(a_t);
     * means over T×B, sums over families.
 
-    log π_k is π_λ with the *other* family's advantages detached (GDI-H³: "update θ₁, θ₂ via
+    log π_k is π_λ with the *other* families' advantages detached (GDI-H³: "update θ₁, θ₂ via
     policy gradient and policy evaluation, respectively"), so each family's policy gradient
     reaches only its own parameters; see docs/paper-choices.md. Targets (v_s, ρ_s δ, G) never
     carry gradient. ``adv[:, T]`` is never read: the bootstrap state needs only V_k(x_T).
@@ -262,21 +262,21 @@ def loss(
     values = outputs.value[:, :num_steps]  # [F, T, B]
     bootstrap_values = outputs.value[:, num_steps]  # [F, B]
 
-    # log π_k: π_λ with gradient to family k's advantages only (F = 1: A₁ = A₂, one family).
-    if num_families == 1:
-        family_log_policies = [space.log_probs(adv[0], adv[0], batch.lambdas)]
-    else:
-        family_log_policies = [
-            space.log_probs(adv[0], adv[1].detach(), batch.lambdas),
-            space.log_probs(adv[0].detach(), adv[1], batch.lambdas),
-        ]
+    # log π_k: π_λ with gradient to family k's advantages only (F = 1: one family).
+    family_advs = list(adv.unbind(0))
+    family_log_policies = [
+        space.log_probs(
+            [a if j == k else a.detach() for j, a in enumerate(family_advs)], batch.lambdas
+        )
+        for k in range(num_families)
+    ]
     target_log_policy = family_log_policies[0].detach()  # the same π_λ for every family
     target_policy = target_log_policy.exp()
     log_rhos = _taken(target_log_policy, actions) - batch.behavior_log_probs.detach()
 
     # Entropy of the joint π_λ; with gradient to both families only when it is in the loss.
     if config.entropy_scale > 0 and num_families > 1:
-        entropy = _policy_entropy(space.log_probs(adv[0], adv[1], batch.lambdas)).mean()
+        entropy = _policy_entropy(space.log_probs(family_advs, batch.lambdas)).mean()
     elif config.entropy_scale > 0:
         entropy = _policy_entropy(family_log_policies[0]).mean()
     else:

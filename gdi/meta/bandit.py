@@ -39,6 +39,7 @@ from gdi.meta.base import (
     check_return,
     check_state,
     make_rng,
+    paper_space,
 )
 from gdi.meta.tile_coding import (
     block_index,
@@ -154,8 +155,8 @@ class BanditEnsemble:
 
     def __init__(
         self,
-        ranges: Sequence[Sequence[float]] = ((0.0, 50.0), (0.0, 50.0), (0.0, 1.0)),
-        accuracies: Sequence[float] = (1.0, 1.0, 0.1),
+        ranges: Sequence[Sequence[float]] | None = None,
+        accuracies: Sequence[float] | None = None,
         index_names: Sequence[str] | None = None,
         transforms: Sequence[str] | None = None,
         num_bandits: int = 7,
@@ -170,6 +171,13 @@ class BanditEnsemble:
         offset_percent: tuple[float, float] = (0.0, 60.0),
         tilings: Sequence[Sequence[tuple[float, float]]] | None = None,
     ):
+        if ranges is None:  # the paper's search box, with its block sizes and names
+            space = paper_space()
+            ranges = space.search_box
+            accuracies = space.search_accuracies if accuracies is None else accuracies
+            index_names = space.index_names if index_names is None else index_names
+        if accuracies is None:
+            raise ValueError("accuracies (one block size per range) are needed with ranges")
         self._ranges = check_ranges(ranges)
         dim = self._ranges.shape[0]
         acc = np.asarray(accuracies, dtype=np.float64)

@@ -30,6 +30,17 @@ class MetaController(Protocol):
     @property
     def dim(self) -> int: ...
 
+    @property
+    def lambda_ranges(self) -> np.ndarray:
+        """Where the λ this E can sample lie, float64 ``[dim, 2]`` of (low, high) in λ-space:
+        what config validation checks against the policy space and what plots draw."""
+        ...
+
+    def greedy(self) -> np.ndarray:
+        """E's best λ so far, float64 ``[dim]`` (``gdi evaluate --policy greedy``). An E that
+        keeps no estimate of the best λ raises ValueError saying so."""
+        ...
+
     def sample(self) -> np.ndarray:
         """One λ, float64 ``[dim]``, in λ-space."""
         ...
@@ -52,12 +63,26 @@ class MetaController(Protocol):
 
 
 def default_index_names(dim: int) -> tuple[str, ...]:
-    """The policy spaces' names: soft entropy for 3, Boltzmann for 1, lam0.. otherwise."""
-    if dim == 3:
-        return ("inv_tau1", "inv_tau2", "eps")
-    if dim == 1:
-        return ("inv_tau",)
+    """Generic names lam0, lam1, … for an E built without index names. The names of a policy
+    space's coordinates are the space's (``gdi.policy_space``); presets pass them."""
     return tuple(f"lam{i}" for i in range(dim))
+
+
+def no_greedy(kind: str) -> ValueError:
+    """The error of an E that keeps no estimate of the best λ."""
+    return ValueError(
+        f"E {kind!r} keeps no estimate of the best λ, so it has no greedy λ; "
+        "--policy greedy needs bandit, sliding_window_ucb or fixed"
+    )
+
+
+def paper_space():
+    """The paper's soft-entropy policy space (GDI-I³): its search box, block sizes, index names
+    and fixed selection are the defaults of the E controllers built without them. Imported
+    only then, since ``gdi.policy_space`` imports torch and ``gdi.meta`` is NumPy only."""
+    from gdi.policy_space import get_policy_space
+
+    return get_policy_space("soft_entropy")
 
 
 def make_rng(seed: int | np.random.Generator | None) -> np.random.Generator:

@@ -20,6 +20,8 @@ from gdi.meta.base import (
     check_return,
     check_state,
     make_rng,
+    no_greedy,
+    paper_space,
 )
 
 __all__ = ["FixedIndex", "UniformIndex", "epsilon_ladder"]
@@ -38,10 +40,14 @@ class FixedIndex:
 
     def __init__(
         self,
-        value: Sequence[float] = (1.0, 0.0, 1.0),
+        value: Sequence[float] | None = None,
         index_names: Sequence[str] | None = None,
         seed: int | np.random.Generator | None = None,
     ):
+        if value is None:  # the paper's fixed selection, in its space's names
+            space = paper_space()
+            value = space.fixed_selection
+            index_names = space.index_names if index_names is None else index_names
         arr = np.asarray(value, dtype=np.float64)
         if arr.ndim != 1 or arr.size < 1 or not np.isfinite(arr).all():
             raise ValueError(
@@ -99,8 +105,10 @@ class UniformIndex:
     ):
         if values is not None and ranges is not None:
             raise ValueError("give either values (a finite set of λ) or ranges (a box), not both")
-        if values is None and ranges is None:
-            ranges = ((0.0, 50.0), (0.0, 50.0), (0.0, 1.0))
+        if values is None and ranges is None:  # the paper's search box, in its space's names
+            space = paper_space()
+            ranges = space.search_box
+            index_names = space.index_names if index_names is None else index_names
         if values is not None:
             arr = np.asarray(values, dtype=np.float64)
             if arr.ndim != 2 or arr.shape[0] < 1 or arr.shape[1] < 1:
@@ -133,6 +141,10 @@ class UniformIndex:
 
     def sample(self) -> np.ndarray:
         return self.sample_many(1)[0]
+
+    def greedy(self) -> np.ndarray:
+        """Never: uniform sampling learns nothing about which λ is best."""
+        raise no_greedy(self.kind)
 
     def sample_many(self, n: int) -> np.ndarray:
         n = check_count(n)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from gdi.meta.base import MetaController, default_index_names, make_rng
+from gdi.meta.base import MetaController, make_rng
 from gdi.meta.registry import CONTROLLERS, make_controller
 
 __all__ = [
@@ -76,47 +76,50 @@ class SyntheticSurface:
         return float(np.prod((hi - lo) / span))
 
 
+def _demo_space(dims: int):
+    """The policy space whose search box the demo uses: Boltzmann (1-D) or soft entropy (3-D)."""
+    from gdi.policy_space import get_policy_space  # torch: only when a demo is built
+
+    if dims == 1:
+        return get_policy_space("boltzmann")
+    if dims == 3:
+        return get_policy_space("soft_entropy")
+    raise ValueError(f"dims must be 1 or 3, got {dims!r}")
+
+
 def demo_surface(dims: int, noise: float = 0.1, **kwargs) -> SyntheticSurface:
-    """The demo's problem over GDI's search box: 1-D (1/τ ∈ [0, 50]) or 3-D (1/τ₁, 1/τ₂, ε).
+    """The demo's problem over GDI's search box (the policy space's): 1-D (1/τ ∈ [0, 50], the
+    Boltzmann space) or 3-D (1/τ₁, 1/τ₂, ε, the soft-entropy space).
 
     λ* = 1/τ = 13.3 (1-D) or (13.3, 34.6, 0.27) (3-D), deliberately off block centres; the decoy
     (height 0.6 of the peak) sits at 1/τ = 42 or (40, 8, 0.8). The decoy's tail moves the true
     maximum by 4e-4 of the range in 1-D (to 13.32) and by less than 1e-8 in 3-D.
     """
+    box = _demo_space(dims).search_box
     if dims == 1:
-        return SyntheticSurface(((0.0, 50.0),), (13.3,), (42.0,), noise=noise, **kwargs)
-    if dims == 3:
-        return SyntheticSurface(
-            ((0.0, 50.0), (0.0, 50.0), (0.0, 1.0)),
-            (13.3, 34.6, 0.27),
-            (40.0, 8.0, 0.8),
-            noise=noise,
-            **kwargs,
-        )
-    raise ValueError(f"dims must be 1 or 3, got {dims!r}")
+        return SyntheticSurface(box, (13.3,), (42.0,), noise=noise, **kwargs)
+    return SyntheticSurface(box, (13.3, 34.6, 0.27), (40.0, 8.0, 0.8), noise=noise, **kwargs)
 
 
 def demo_controller(name: str, dims: int, seed: int | np.random.Generator) -> MetaController:
     """A controller of kind ``name`` set up for ``demo_surface(dims)``'s search box.
 
-    bandit: the paper's ensemble on the table's ranges; uniform: uniform over the box; fixed:
-    the table's fixed selection; sliding_window_ucb: Agent57's bandit over a grid of arms
-    (16 values of 1/τ in 1-D; 4 × 4 × 2 = 32 arms in 3-D, Agent57's arm count), cell centres.
+    bandit: the paper's ensemble on the space's box and block sizes; uniform: uniform over the
+    box; fixed: the space's fixed selection; sliding_window_ucb: Agent57's bandit over a grid
+    of arms (16 values of 1/τ in 1-D; 4 × 4 × 2 = 32 arms in 3-D, Agent57's arm count), cell
+    centres.
     """
-    if dims not in (1, 3):
-        raise ValueError(f"dims must be 1 or 3, got {dims!r}")
+    space = _demo_space(dims)
     if name not in CONTROLLERS:
         return make_controller(name, seed)  # raises the registry's error
-    box = demo_surface(dims).ranges
-    names = default_index_names(dims)
+    box, names = space.search_box, space.index_names
     if name == "bandit":
-        acc = (1.0,) if dims == 1 else (1.0, 1.0, 0.1)
-        return make_controller(name, seed, ranges=box, accuracies=acc, index_names=names)
+        return make_controller(name, seed, ranges=box, accuracies=space.search_accuracies,
+                               index_names=names)
     if name == "uniform":
         return make_controller(name, seed, ranges=box, index_names=names)
     if name == "fixed":
-        value = (1.0,) if dims == 1 else (1.0, 0.0, 1.0)
-        return make_controller(name, seed, value=value, index_names=names)
+        return make_controller(name, seed, value=space.fixed_selection, index_names=names)
     levels = [16] if dims == 1 else [4, 4, 2]
     axes = [
         lo + (np.arange(n) + 0.5) * (hi - lo) / n for (lo, hi), n in zip(box, levels, strict=True)

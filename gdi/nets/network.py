@@ -44,10 +44,8 @@ from gdi.nets.core import LSTMCore
 from gdi.nets.dynamics import ForwardDynamicsHead, InverseDynamicsHead
 from gdi.nets.torsos import TORSOS, make_torso, preprocess_observations
 
-__all__ = ["FAMILIES", "FamilyNetwork", "GDINetwork", "NetOutputs", "build"]
+__all__ = ["FamilyNetwork", "GDINetwork", "NetOutputs", "build"]
 
-#: Allowed numbers of parameter families: 1 (GDI-I, θ₁ = θ₂) or 2 (GDI-H, θ₁ ≠ θ₂).
-FAMILIES = (1, 2)
 
 
 class NetOutputs(NamedTuple):
@@ -124,7 +122,8 @@ def _check_tensor(name: str, tensor: torch.Tensor, shape: tuple[int, ...], kind:
 
 
 class GDINetwork(nn.Module):
-    """Θ for GDI-I (``families=1``) or GDI-H (``families=2``); build it with :func:`build`.
+    """Θ for GDI-I (``families=1``), GDI-H (``families=2``) or K families (LASER-like); build it
+    with :func:`build`.
 
     Attributes: ``families`` (F), ``num_actions`` (A), ``lstm_units`` (H), ``embedding_size``
     (E), ``obs_shape``, ``torso``, ``aux``; ``family_nets[f]`` is family f's
@@ -315,9 +314,10 @@ def build(
     """
     if torso not in TORSOS:
         raise ValueError(f"unknown torso {torso!r}; allowed: {tuple(TORSOS)}")
-    if isinstance(families, bool) or families not in FAMILIES:
+    if isinstance(families, bool) or not isinstance(families, int) or families < 1:
         raise ValueError(
-            f"families must be 1 (GDI-I, θ₁ = θ₂) or 2 (GDI-H, θ₁ ≠ θ₂); got {families!r}"
+            f"families must be an integer >= 1 (1: GDI-I, θ₁ = θ₂; 2: GDI-H³; K: LASER-like); "
+            f"got {families!r}"
         )
     if (
         not isinstance(obs_shape, tuple | list)

@@ -1,7 +1,9 @@
-"""Presets named after the rows of the paper's Tab. "Summary of Algorithms of Ablation Study".
+"""Presets named after the rows of the paper's Tab. "Summary of Algorithms of Ablation Study",
+and after the methods of its Sec. "An Operator View of RL Methods" (``*-like``).
 
 A preset fixes what makes an algorithm itself — the policy space Λ and π_λ, the initial P_Λ, the
-operator E and the parameter families of T — and takes its scale from the environment:
+operator E and the parameter families of T — and takes its scale from the environment. Boxes,
+index names and fixed selections are read from the policy spaces (``gdi.policy_space``):
 
 * ``ale:`` specs get the paper's Atari hyperparameters (App. "Hyperparameters") unchanged.
 * ``minatar:`` and ``gym:`` specs get documented small-scale defaults (a smaller torso and
@@ -20,18 +22,37 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gdi.config import Config
+from gdi.envs.spec import canonical_spec
+from gdi.policy_space import get_policy_space
 
-# The paper's bandit search space over λ = (1/τ₁, 1/τ₂, ε) (App. "Hyperparameters").
-SOFT_ENTROPY_RANGES = ((0.0, 50.0), (0.0, 50.0), (0.0, 1.0))
-SOFT_ENTROPY_ACCURACIES = (1.0, 1.0, 0.1)
-SOFT_ENTROPY_NAMES = ("inv_tau1", "inv_tau2", "eps")
-SOFT_ENTROPY_BANDIT = {
-    "ranges": SOFT_ENTROPY_RANGES,
-    "accuracies": SOFT_ENTROPY_ACCURACIES,
-    "index_names": SOFT_ENTROPY_NAMES,
-}
-#: The paper's "Fixed Selection for [1/τ₁, 1/τ₂, ε]", used by GDI-I⁰ (w/o E).
-FIXED_SELECTION = (1.0, 0.0, 1.0)
+
+def _space(name: str):
+    return get_policy_space(name)
+
+
+def bandit_over(space: str) -> dict[str, Any]:
+    """The paper's bandit over a policy space's default search box, block sizes and names."""
+    chosen = _space(space)
+    return {
+        "ranges": chosen.search_box,
+        "accuracies": chosen.search_accuracies,
+        "index_names": chosen.index_names,
+    }
+
+
+def fixed_at(space: str) -> dict[str, Any]:
+    """The identity E of a "w/o E" row: the space's one fixed λ."""
+    chosen = _space(space)
+    return {"value": chosen.fixed_selection, "index_names": chosen.index_names}
+
+
+def uniform_over(space: str, families: int = 1) -> dict[str, Any]:
+    """The identity E of Ape-X/R2D2/LASER: P_Λ uniform over a discrete space's Λ."""
+    chosen = _space(space)
+    values = chosen.values(families)
+    return {"values": tuple(tuple(v) for v in values.tolist()),
+            "index_names": chosen.index_names}
+
 
 #: Where E searches 1/τ on Gymnasium ids: [0, 1000] in the appendix's x = log(1 + 1/τ)
 #: coordinates, blocks of 0.1 in x, instead of the table's [0, 50] in 1/τ itself. The table's
@@ -47,7 +68,7 @@ GYM_INV_TEMPERATURE_SEARCH = {"transform": "log1p", "range": (0.0, math.log1p(10
 class Preset:
     name: str
     category: str
-    """The paper's classification (GDI-Iⁿ / GDI-Hⁿ)."""
+    """The paper's classification (GDI-Iⁿ / GDI-Hⁿ, "w/o E" where E is the identity)."""
     policy: str
     """π_λ, as the paper writes it."""
     index_set: str
@@ -60,10 +81,27 @@ class Preset:
     """Operator T."""
     fields: dict[str, Any] = field(default_factory=dict)
     """Config fields that define the algorithm (independent of the environment)."""
+    notes: str = ""
+    """What the preset is and is not of the method it is named after."""
 
 
 _T_ONE_FAMILY = "V-trace V, Retrace Q = Ā + V, policy gradient; one family θ, log reward shape"
 _T_TWO_FAMILIES = "as GDI-I³ per family: θ₁ on log-shaped, θ₂ on root-shaped rewards"
+_T_K_FAMILIES = "as GDI-I³ per family θ_i, each on all actors' data (log reward shape)"
+
+#: LASER-like: K learners (parameter families) sharing all data; K >= 2.
+LASER_FAMILIES = 4
+
+#: Agent57-like arms: Agent57's 32 arms as an 8 × 4 grid over (ε, 1/τ) of the
+#: ``epsilon_boltzmann`` space, ε from greedy to uniform (Agent57's β_j, the intrinsic-reward
+#: weight, from 0 to its most exploratory), 1/τ within the paper's [0, 50] (Agent57's γ_j).
+AGENT57_EPSILONS = (0.0, 0.01, 0.03, 0.1, 0.2, 0.3, 0.5, 1.0)
+AGENT57_INV_TEMPERATURES = (1.0, 5.0, 20.0, 50.0)
+AGENT57_ARMS = tuple((b, e) for e in AGENT57_EPSILONS for b in AGENT57_INV_TEMPERATURES)
+
+_OPERATOR_VIEW_NOTE = ("The *-like presets (paper Sec. \"An Operator View of RL Methods\"): Λ, P_Λ, "
+                       "E and families as the paper describes the method; T, the network and "
+                       "the scale stay GDI-I³'s.")
 
 PRESETS: dict[str, Preset] = {
     "gdi-i3": Preset(
@@ -77,7 +115,7 @@ PRESETS: dict[str, Preset] = {
         fields={
             "policy_space": "soft_entropy",
             "meta_controller": "bandit",
-            "meta_kwargs": SOFT_ENTROPY_BANDIT,
+            "meta_kwargs": bandit_over("soft_entropy"),
             "families": 1,
             "reward_shapes": ("log",),
         },
@@ -93,7 +131,7 @@ PRESETS: dict[str, Preset] = {
         fields={
             "policy_space": "soft_entropy",
             "meta_controller": "bandit",
-            "meta_kwargs": SOFT_ENTROPY_BANDIT,
+            "meta_kwargs": bandit_over("soft_entropy"),
             "families": 2,
             "reward_shapes": ("log", "root"),
         },
@@ -109,11 +147,7 @@ PRESETS: dict[str, Preset] = {
         fields={
             "policy_space": "boltzmann",
             "meta_controller": "bandit",
-            "meta_kwargs": {
-                "ranges": ((0.0, 50.0),),
-                "accuracies": (1.0,),
-                "index_names": ("inv_tau",),
-            },
+            "meta_kwargs": bandit_over("boltzmann"),
             "families": 1,
             "reward_shapes": ("log",),
         },
@@ -129,10 +163,110 @@ PRESETS: dict[str, Preset] = {
         fields={
             "policy_space": "soft_entropy",
             "meta_controller": "fixed",
-            "meta_kwargs": {"value": FIXED_SELECTION, "index_names": SOFT_ENTROPY_NAMES},
+            "meta_kwargs": fixed_at("soft_entropy"),
             "families": 1,
             "reward_shapes": ("log",),
         },
+    ),
+    # --- the operator view: other methods as points of GDI (issue 19) ------------------------
+    "impala-like": Preset(
+        name="impala-like",
+        category="GDI-I⁰ (w/o E)",
+        policy="softmax(A)",
+        index_set="|Λ| = 1: λ = 1/τ = 1",
+        initial_distribution="P_Λ(λ₀) = 1",
+        meta="identity",
+        learning=_T_ONE_FAMILY,
+        fields={
+            "policy_space": "boltzmann",
+            "meta_controller": "fixed",
+            "meta_kwargs": fixed_at("boltzmann"),
+            "families": 1,
+            "reward_shapes": ("log",),
+        },
+        notes="IMPALA's actors sample from the softmax policy (1/τ = 1).",
+    ),
+    "dqn-like": Preset(
+        name="dqn-like",
+        category="GDI-I⁰ (w/o E)",
+        policy="(1−ε)·greedy(A) + ε·uniform",
+        index_set="|Λ| = 1: λ = ε = 0.1",
+        initial_distribution="P_Λ(λ₀) = 1",
+        meta="identity",
+        learning=_T_ONE_FAMILY,
+        fields={
+            "policy_space": "epsilon_greedy",
+            "meta_controller": "fixed",
+            "meta_kwargs": fixed_at("epsilon_greedy"),
+            "families": 1,
+            "reward_shapes": ("log",),
+        },
+        notes=("DQN's exploration (ε = 0.1 once annealed), without DQN's learner (no target "
+               "network, no 1-step Q-learning)."),
+    ),
+    "r2d2-like": Preset(
+        name="r2d2-like",
+        category="GDI-I¹ (w/o E)",
+        policy="(1−ε_l)·greedy(A) + ε_l·uniform",
+        index_set="Λ = {ε_l = 0.4^(1 + 7·l/255) | l = 0…255}",
+        initial_distribution="uniform, |Λ|⁻¹",
+        meta="identity (P_Λ stays uniform)",
+        learning=_T_ONE_FAMILY,
+        fields={
+            "policy_space": "epsilon_ladder",
+            "meta_controller": "uniform",
+            "meta_kwargs": uniform_over("epsilon_ladder"),
+            "families": 1,
+            "reward_shapes": ("log",),
+        },
+        notes=("Ape-X's and R2D2's 256 ε of the actors, each episode drawing one uniformly "
+               "(Ape-X fixes one per actor: the same P_Λ over actors)."),
+    ),
+    "agent57-like": Preset(
+        name="agent57-like",
+        category="GDI-I²",
+        policy="ε·uniform + (1−ε)·softmax(A/τ)",
+        index_set=(f"Λ = {{ε}} × {{1/τ}}, {len(AGENT57_EPSILONS)} × "
+                   f"{len(AGENT57_INV_TEMPERATURES)} = {len(AGENT57_ARMS)} arms"),
+        initial_distribution="each arm once, in order",
+        meta="sliding-window UCB (window 90, β = 1, ε_UCB = 0.5), Agent57's meta-controller",
+        learning=_T_ONE_FAMILY,
+        fields={
+            "policy_space": "epsilon_boltzmann",
+            "meta_controller": "sliding_window_ucb",
+            "meta_kwargs": {"arms": AGENT57_ARMS,
+                            "index_names": get_policy_space("epsilon_boltzmann").index_names},
+            "families": 1,
+            "reward_shapes": ("log",),
+        },
+        notes=("Agent57's E (its sliding-window UCB over 32 discrete arms) on a 2-D Λ gdi can act "
+               "with. NOT Agent57: its arms are (β, γ), the weight of an intrinsic (NGU) reward "
+               "and the discount of a network conditioned on them; gdi has no intrinsic reward "
+               "and no γ-conditioned network, so here the arms are (ε, 1/τ): ε mixes in the "
+               "uniform (exploratory) policy as β mixes in exploration, 1/τ sets how sharply "
+               "the policy follows A. Nor are Agent57's separate extrinsic and intrinsic value "
+               "heads here."),
+    ),
+    "laser-like": Preset(
+        name="laser-like",
+        category="GDI-H¹ (w/o E)",
+        policy="softmax(A_i)",
+        index_set=f"Λ = {{i | i = 1…K}}, the K = {LASER_FAMILIES} learners",
+        initial_distribution="uniform, P_Λ(i) = 1/K",
+        meta="identity (P_Λ stays uniform)",
+        learning=_T_K_FAMILIES,
+        fields={
+            "policy_space": "family_softmax",
+            "meta_controller": "uniform",
+            "meta_kwargs": uniform_over("family_softmax", LASER_FAMILIES),
+            "families": LASER_FAMILIES,
+            "reward_shapes": ("log",) * LASER_FAMILIES,
+        },
+        notes=("K parameter families sharing nothing but the replay: each actor episode acts "
+               "with one family drawn uniformly, and every family learns from all episodes. "
+               "The family index travels in λ, so a step's target policy is the family that "
+               "acted (LASER evaluates each learner's own policy on every sample). "
+               ""),
     ),
 }
 
@@ -203,7 +337,7 @@ def get_preset(name: str) -> Preset:
 
 
 def env_kind(spec: str) -> str:
-    kind = spec.split(":", 1)[0] if ":" in spec else ""
+    kind = spec.split(":", 1)[0].strip().lower() if ":" in spec else ""
     if kind not in SCALES:
         raise ValueError(
             f"environment spec {spec!r} must start with one of "
@@ -217,22 +351,24 @@ def resolve_config(preset: str, env: str, **fields: Any) -> Config:
     the preset's algorithm fields ← ``fields`` (explicit choices win)."""
     chosen = get_preset(preset)
     kind = env_kind(env)
+    env = canonical_spec(env)  # ale:breakout → ale:Breakout (raises for unknown games)
     values: dict[str, Any] = {"frames": DEFAULT_FRAMES[kind]}
     values.update(SCALES[kind])
     values.update(chosen.fields)
     if kind == "gym" and values["meta_controller"] == "bandit":
-        values["meta_kwargs"] = gym_inv_temperature_search(values["meta_kwargs"])
+        space = get_policy_space(values["policy_space"])
+        values["meta_kwargs"] = gym_inv_temperature_search(values["meta_kwargs"], space)
     values.update({k: v for k, v in fields.items() if v is not None})
     values["meta_kwargs"] = dict(values["meta_kwargs"])
     return Config(preset=preset, env=env, **values)
 
 
-def gym_inv_temperature_search(meta_kwargs: dict[str, Any]) -> dict[str, Any]:
-    """The bandit's arguments with every 1/τ coordinate (index names ``inv_tau*``) searched as
-    ``GYM_INV_TEMPERATURE_SEARCH`` says; other coordinates (ε) keep the paper's range."""
-    names = meta_kwargs["index_names"]
+def gym_inv_temperature_search(meta_kwargs: dict[str, Any], space) -> dict[str, Any]:
+    """The bandit's arguments with every coordinate the policy space declares an inverse
+    temperature searched as ``GYM_INV_TEMPERATURE_SEARCH`` says; the others (ε) keep the
+    paper's range."""
     search = GYM_INV_TEMPERATURE_SEARCH
-    is_inv_tau = [name.startswith("inv_tau") for name in names]
+    is_inv_tau = space.inverse_temperatures
     return {
         **meta_kwargs,
         "transforms": tuple(search["transform"] if t else "identity" for t in is_inv_tau),
@@ -244,12 +380,16 @@ def gym_inv_temperature_search(meta_kwargs: dict[str, Any]) -> dict[str, Any]:
 
 
 def index_set_note() -> str:
-    """How Λ differs by environment kind (shown under ``gdi presets``)."""
+    """What ``gdi presets`` shows under its table: how Λ differs by environment kind, and what
+    each operator-view preset is and is not of the method it is named after."""
     search = GYM_INV_TEMPERATURE_SEARCH
     top = math.expm1(search["range"][1])
-    return (f"Λ as listed on ale: and minatar: specs; on gym: specs E searches each 1/τ in "
-            f"[0, {top:.0f}], in x = log(1 + 1/τ) coordinates with blocks of "
-            f"{search['accuracy']} (docs/paper-choices.md).")
+    lines = [f"Λ as listed on ale: and minatar: specs; on gym: specs E searches each 1/τ in "
+             f"[0, {top:.0f}], in x = log(1 + 1/τ) coordinates with blocks of "
+             f"{search['accuracy']} (docs/paper-choices.md)."]
+    lines.append(_OPERATOR_VIEW_NOTE)
+    lines += [f"{p.name}: {p.notes}" for p in PRESETS.values() if p.notes]
+    return "\n".join(lines)
 
 
 def preset_table() -> list[dict[str, str]]:

@@ -169,9 +169,7 @@ class Actor:
                 torch.from_numpy(self.resets)[None],
                 self.state,
             )
-        probs = self.space.acting_probs(
-            outputs.adv[0, 0].numpy(), outputs.adv[-1, 0].numpy(), self.lambdas
-        )
+        probs = self.space.acting_probs(outputs.adv[:, 0].numpy(), self.lambdas)  # [F, N, A]
         actions, log_mu = sample_actions(probs, self.rng)
         env_start = clock()
         next_obs, rewards, terminated, truncated, info = self.env.step(actions)

@@ -66,7 +66,7 @@ def play_episodes(
                         torch.from_numpy(prev_rewards)[None], torch.from_numpy(resets)[None],
                         state,
                     )
-                probs = space.acting_probs(out.adv[0, 0].numpy(), out.adv[-1, 0].numpy(), lambdas)
+                probs = space.acting_probs(out.adv[:, 0].numpy(), lambdas)  # adv [F, N, A]
                 actions, _ = sample_actions(probs, rng)
                 obs, rewards, terminated, truncated, _ = env.step(actions)
                 rewards = np.asarray(rewards, dtype=np.float64)

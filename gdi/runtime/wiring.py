@@ -20,7 +20,7 @@ from pathlib import Path
 
 import torch
 
-from gdi.config import Config
+from gdi.config import Config, check_learner_device
 from gdi.envs import resolve_env
 from gdi.policy_space import get_policy_space
 from gdi.runtime.backend import backend_class
@@ -101,6 +101,7 @@ def train(
     tensorboard: bool = True,
 ) -> TrainResult:
     """Train ``config`` into a new run folder, or continue the run in ``run_dir`` (resume)."""
+    check_learner_device(config.learner_device)  # a resumed GPU run on a CPU-only machine
     payload = None
     notes: list[str] = []
     env_config = resolve_env(config.env, **config.env_overrides)

@@ -543,3 +543,23 @@ def test_non_scalar_aux_loss_rejected():
     outputs = outputs._replace(aux_losses={"forward": torch.ones(3)})
     with pytest.raises(ValueError, match="aux_losses\\['forward'\\]"):
         loss(outputs, batch, LossConfig())
+
+
+def test_k_families_each_get_the_policy_gradient_of_the_steps_they_acted():
+    """LASER-like: K = 3 families, λ = the family that acted. Without the Q loss (which reaches
+    every family's A through Q = Ā + V), the policy gradient of a step reaches only the
+    advantages of the family named by its λ, and the loss sums one V loss per family."""
+    outputs, batch = make_case(3)
+    family = torch.tensor([[0, 1, 2], [2, 2, 0], [1, 0, 1], [0, 0, 2], [1, 2, 0]])
+    batch = batch._replace(lambdas=family[..., None].to(DTYPE))
+    config = LossConfig(policy_space="family_softmax", reward_shapes=("log",) * 3,
+                        q_loss_scale=0.0)
+    total, metrics = loss(outputs, batch, config)
+    assert math.isfinite(total.item())
+    assert {"losses/value_f1", "losses/value_f2", "losses/value_f3"} <= set(metrics)
+    total.backward()
+    grad = outputs.adv.grad[:, :5].abs().sum(-1)  # [F, T, B]
+    for k in range(3):
+        assert (grad[k][family != k] == 0).all() and (grad[k][family == k] > 0).all()
+    with pytest.raises(ValueError, match=r"reward_shapes: .*family_softmax.*K >= 2"):
+        LossConfig(policy_space="family_softmax", reward_shapes=("log",))

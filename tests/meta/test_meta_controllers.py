@@ -37,7 +37,7 @@ def test_fixed_index_never_moves():
     lam[0] = 99.0  # callers get a copy
     np.testing.assert_array_equal(f.sample(), [1.0, 0.0, 1.0])
     one = FixedIndex(value=(2.5,))
-    assert one.index_names == ("inv_tau",) and one.sample().tolist() == [2.5]
+    assert one.index_names == ("lam0",) and one.sample().tolist() == [2.5]  # no guessed names
 
 
 # -- UniformIndex -------------------------------------------------------------------------

@@ -278,7 +278,7 @@ def test_linear_heads_keep_their_parameter_names():
     ("kwargs", "match"),
     [
         ({"torso": "nature_cnn"}, "unknown torso 'nature_cnn'.*'impala_deep', 'minatar', 'mlp'"),
-        ({"families": 3}, "families.*1 .*2.*got 3"),
+        ({"families": 1.5}, "families must be an integer >= 1.*got 1.5"),
         ({"families": 0}, "families.*got 0"),
         ({"obs_shape": (4, 10)}, "rank 3.*obs_shape"),
         ({"obs_shape": ()}, "obs_shape"),

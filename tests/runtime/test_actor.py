@@ -118,8 +118,7 @@ def test_behavior_log_probs_are_those_of_the_sampled_actions():
             torch.from_numpy(window.prev_rewards[:-1]), torch.from_numpy(resets),
             torch.from_numpy(window.initial_state),
         )
-        log_pi = space.log_probs(outputs.adv[0], outputs.adv[-1],
-                                 torch.from_numpy(window.lambdas))
+        log_pi = space.log_probs(outputs.adv, torch.from_numpy(window.lambdas))
     taken = log_pi.gather(-1, torch.from_numpy(window.actions)[..., None])[..., 0]
     np.testing.assert_allclose(window.behavior_log_probs, taken.numpy(), rtol=1e-5, atol=1e-6)
 

@@ -1,4 +1,4 @@
-"""Policy spaces {π_λ | λ ∈ Λ}: how an index λ and the network's advantages give a behavior policy.
+"""The policy-space math: π_λ for each family as pure torch functions, and the λ ↔ x transforms.
 
 Paper: Sec. "Practical Implementation Based on GDI", Eq. (soft entropy policy space), and
 App. "Adaptive Controller Formalism" for the λ ↔ x transforms of the bandit.
@@ -9,33 +9,27 @@ includes τ = ∞. Every policy is computed in log space (log-softmax, log-sum-e
 so that β = 50 with advantages in the thousands gives no NaN or inf.
 
 All torch functions broadcast over leading dimensions: advantages are ``[..., A]`` and each λ
-component is ``[...]`` (one λ per environment or per sequence step).
-
-Acting needs π_λ without gradients for one small batch per step, where a torch op's fixed
-cost (~5 µs) dominates: ``PolicySpace.acting_probs`` computes the same π_λ in NumPy float64
-probability space (tested against the log-space torch functions), ~2× faster at [32, 6]
-(``benchmarks/acting_policy.py``).
+component is ``[...]`` (one λ per environment or per sequence step). The policy-space classes
+(``gdi.policy_space.spaces``) put these together with their NumPy acting counterparts.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
 import torch
 
 __all__ = [
     "INDEX_TRANSFORMS",
-    "POLICY_SPACES",
-    "PolicySpace",
     "boltzmann_log_policy",
     "boltzmann_policy",
+    "epsilon_greedy_np",
     "epsilon_greedy_policy",
-    "get_policy_space",
     "inv_temperature_to_x",
     "soft_entropy_log_policy",
     "soft_entropy_policy",
+    "softmax_np",
     "x_to_inv_temperature",
 ]
 
@@ -167,105 +161,6 @@ def epsilon_greedy_policy(
 
 
 # ---------------------------------------------------------------------------------------------
-# Policy spaces as objects: what a preset names, what the actor and learner call.
-# ---------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class PolicySpace:
-    """One family of behavior policies indexed by λ ∈ R^k.
-
-    ``log_probs(adv1, adv2, lam)`` takes the advantages of the two parameter families
-    (GDI-I: the same tensor twice) ``[..., A]`` and λ ``[..., k]``; it returns log π_λ.
-    """
-
-    name: str
-    index_names: tuple[str, ...]
-    description: str
-
-    @property
-    def dim(self) -> int:
-        return len(self.index_names)
-
-    def _split(self, lam: torch.Tensor) -> list[torch.Tensor]:
-        if lam.dim() < 1 or lam.shape[-1] != self.dim:
-            raise ValueError(
-                f"λ for the {self.name!r} policy space must have shape [..., {self.dim}] "
-                f"({', '.join(self.index_names)}), got {tuple(lam.shape)}"
-            )
-        return list(lam.unbind(-1))
-
-    def log_probs(
-        self, adv1: torch.Tensor, adv2: torch.Tensor, lam: torch.Tensor, *, validate: bool = True
-    ) -> torch.Tensor:
-        """log π_λ; ``validate=False`` skips λ's range check (λ drawn from an E controller)."""
-        parts = self._split(lam.to(adv1.dtype))
-        if self.name == "soft_entropy":
-            return soft_entropy_log_policy(adv1, adv2, *parts, validate=validate)
-        if self.name == "boltzmann":
-            return boltzmann_log_policy(adv1, parts[0], validate=validate)
-        if self.name == "epsilon_greedy":
-            return torch.log(epsilon_greedy_policy(adv1, parts[0], validate=validate))
-        raise AssertionError(f"unhandled policy space {self.name!r}")  # registry is closed
-
-    def probs(self, adv1: torch.Tensor, adv2: torch.Tensor, lam: torch.Tensor) -> torch.Tensor:
-        return self.log_probs(adv1, adv2, lam).exp()
-
-    def acting_probs(self, adv1: np.ndarray, adv2: np.ndarray, lam: np.ndarray) -> np.ndarray:
-        """π_λ as float64 probabilities ``[N, A]`` for advantages ``[N, A]`` and λ ``[N, k]``.
-
-        The actor's and evaluator's path: no autograd, no range check (λ comes from E), the
-        mixture formed in probability space (a component's underflow to 0 only removes actions
-        of probability < 1e-300). Rows sum to 1 up to rounding.
-        """
-        if lam.ndim != 2 or lam.shape[1] != self.dim or adv1.shape[:-1] != lam.shape[:1]:
-            raise ValueError(
-                f"acting_probs needs advantages [N, A] and λ [N, {self.dim}] "
-                f"({', '.join(self.index_names)}), got {adv1.shape} and {lam.shape}"
-            )
-        adv1, lam = np.asarray(adv1, np.float64), np.asarray(lam, np.float64)
-        if self.name == "soft_entropy":
-            eps = lam[:, 2:3]
-            return (eps * _softmax(lam[:, 0:1] * adv1)
-                    + (1.0 - eps) * _softmax(lam[:, 1:2] * np.asarray(adv2, np.float64)))
-        if self.name == "boltzmann":
-            return _softmax(lam[:, 0:1] * adv1)
-        if self.name == "epsilon_greedy":
-            is_max = adv1 == adv1.max(axis=-1, keepdims=True)
-            greedy = is_max / is_max.sum(axis=-1, keepdims=True)
-            eps = lam[:, 0:1]
-            return (1.0 - eps) * greedy + eps / adv1.shape[-1]
-        raise AssertionError(f"unhandled policy space {self.name!r}")  # registry is closed
-
-
-def _softmax(logits: np.ndarray) -> np.ndarray:
-    z = np.exp(logits - logits.max(axis=-1, keepdims=True))
-    return z / z.sum(axis=-1, keepdims=True)
-
-
-POLICY_SPACES: dict[str, PolicySpace] = {
-    "soft_entropy": PolicySpace(
-        "soft_entropy",
-        ("inv_tau1", "inv_tau2", "eps"),
-        "ε·softmax(A₁/τ₁) + (1−ε)·softmax(A₂/τ₂)  (GDI-I³, GDI-H³)",
-    ),
-    "boltzmann": PolicySpace("boltzmann", ("inv_tau",), "softmax(A/τ)  (GDI-I¹)"),
-    "epsilon_greedy": PolicySpace(
-        "epsilon_greedy", ("eps",), "(1−ε)·greedy(A) + ε·uniform  (Ape-X, R2D2)"
-    ),
-}
-
-
-def get_policy_space(name: str) -> PolicySpace:
-    try:
-        return POLICY_SPACES[name]
-    except KeyError:
-        raise ValueError(
-            f"unknown policy space {name!r}; allowed: {', '.join(sorted(POLICY_SPACES))}"
-        ) from None
-
-
-# ---------------------------------------------------------------------------------------------
 # λ ↔ x: the coordinates the bandit controller searches in (App. "Adaptive Controller Formalism").
 # ---------------------------------------------------------------------------------------------
 
@@ -288,6 +183,19 @@ def inv_temperature_to_x(inv_tau: np.ndarray | float, transform: str = "identity
     if np.isnan(beta).any() or (beta < 0).any():
         raise ValueError(f"inverse temperatures must be >= 0 and not NaN, got {beta}")
     return beta.copy() if transform == "identity" else np.log1p(beta)
+
+
+def softmax_np(logits: np.ndarray) -> np.ndarray:
+    """softmax over the last axis in NumPy float64 (the acting path's π_λ)."""
+    z = np.exp(logits - logits.max(axis=-1, keepdims=True))
+    return z / z.sum(axis=-1, keepdims=True)
+
+
+def epsilon_greedy_np(q: np.ndarray, eps: np.ndarray) -> np.ndarray:
+    """(1−ε)·greedy(Q) + ε·uniform in NumPy, ties sharing the greedy mass; ``eps`` ``[N, 1]``."""
+    is_max = q == q.max(axis=-1, keepdims=True)
+    greedy = is_max / is_max.sum(axis=-1, keepdims=True)
+    return (1.0 - eps) * greedy + eps / q.shape[-1]
 
 
 def x_to_inv_temperature(x: np.ndarray | float, transform: str = "identity") -> np.ndarray:

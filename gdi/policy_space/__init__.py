@@ -1,0 +1,45 @@
+"""Policy spaces {π_λ | λ ∈ Λ}: how an index λ and the network's advantages give a behavior policy.
+
+``functions`` holds the math as pure torch functions (and the bandit's λ ↔ x transforms);
+``base`` defines what a space is and the registry; every other module here is one space, one
+class, registered by ``@register``. This package imports all its modules, so adding a Λ is
+adding a file (``epsilon_ladder.py`` was added that way) and a preset that names it.
+"""
+
+import importlib
+import pkgutil
+
+from gdi.policy_space.base import POLICY_SPACES, PolicySpace, get_policy_space, register
+from gdi.policy_space.functions import (
+    INDEX_TRANSFORMS,
+    boltzmann_log_policy,
+    boltzmann_policy,
+    epsilon_greedy_np,
+    epsilon_greedy_policy,
+    inv_temperature_to_x,
+    soft_entropy_log_policy,
+    soft_entropy_policy,
+    softmax_np,
+    x_to_inv_temperature,
+)
+
+for _module in pkgutil.iter_modules(__path__):
+    if _module.name not in ("base", "functions"):
+        importlib.import_module(f"{__name__}.{_module.name}")
+
+__all__ = [
+    "INDEX_TRANSFORMS",
+    "POLICY_SPACES",
+    "PolicySpace",
+    "boltzmann_log_policy",
+    "boltzmann_policy",
+    "epsilon_greedy_np",
+    "epsilon_greedy_policy",
+    "get_policy_space",
+    "inv_temperature_to_x",
+    "register",
+    "soft_entropy_log_policy",
+    "soft_entropy_policy",
+    "softmax_np",
+    "x_to_inv_temperature",
+]

@@ -1,0 +1,154 @@
+"""What a policy space {π_λ | λ ∈ Λ} is, and the registry that names them.
+
+A space is one class in one file of this package: its torch log-probabilities (the learner's
+target policy), its NumPy acting probabilities next to them (the actor's and evaluator's
+path: no autograd, ~2× faster for one small batch per step), its index names, the box λ may
+take, and the box E searches by default. ``@register`` adds it to ``POLICY_SPACES``; the
+package imports every module in it, so a new Λ touches its own file and a preset, nothing else.
+
+Advantages arrive family-major: ``advs`` is ``[F, ..., A]`` (a tensor or a sequence of F
+tensors), one entry per parameter family (GDI-I: F = 1; GDI-H³: F = 2; LASER-like: K).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import ClassVar
+
+import numpy as np
+import torch
+
+__all__ = ["POLICY_SPACES", "PolicySpace", "get_policy_space", "register"]
+
+#: Every policy space by name, filled by ``@register`` as the package imports its modules.
+POLICY_SPACES: dict[str, PolicySpace] = {}
+
+
+class PolicySpace:
+    """One family of behavior policies indexed by λ ∈ R^k. Subclasses set the class variables
+    and implement ``_log_probs`` (torch) and ``_acting_probs`` (NumPy) for the same π_λ."""
+
+    name: ClassVar[str]
+    index_names: ClassVar[tuple[str, ...]]
+    description: ClassVar[str]
+    bounds: ClassVar[tuple[tuple[float, float | None], ...]]
+    """Where each λ coordinate must lie, (low, high); high None: unbounded."""
+    search_box: ClassVar[tuple[tuple[float, float], ...]]
+    """The box E searches by default, one (low, high) per coordinate (λ-space units); a space
+    whose box depends on the number of families overrides ``default_box``."""
+    search_accuracies: ClassVar[tuple[float, ...]]
+    """The bandit's block size per coordinate in that box (App. "Hyperparameters")."""
+    inverse_temperatures: ClassVar[tuple[bool, ...]]
+    """Which coordinates are inverse temperatures 1/τ (searched as x = log(1 + 1/τ) on gym:)."""
+    fixed_selection: ClassVar[tuple[float, ...] | None] = None
+    """The one λ of this space's "w/o E" point (|Λ| = 1), where the paper or the method it
+    stands for names one; None where it names none."""
+    families: ClassVar[tuple[int, ...]] = (1, 2)
+    """Parameter-family counts this space acts with; ``check_families`` may widen it."""
+
+    @property
+    def dim(self) -> int:
+        return len(self.index_names)
+
+    def __repr__(self) -> str:
+        return f"<policy space {self.name!r} λ = ({', '.join(self.index_names)})>"
+
+    # --- what configs and E read ----------------------------------------------------------
+    def check_families(self, families: int) -> None:
+        """ValueError unless this space can act with ``families`` parameter families."""
+        if families not in self.families:
+            allowed = ", ".join(map(str, self.families))
+            raise ValueError(
+                f"policy space {self.name!r} acts with {allowed} parameter famil(ies), "
+                f"got families={families}"
+            )
+
+    def lambda_bounds(self, families: int) -> tuple[tuple[float, float | None], ...]:
+        """Where λ must lie with ``families`` parameter families (a family index depends on it)."""
+        return self.bounds
+
+    def check_lambda_box(self, box: np.ndarray, families: int) -> None:
+        """ValueError unless every λ in ``box`` ``[k, 2]`` (E's reach) is a valid index."""
+        for name, (lo, hi), (low, high) in zip(
+            self.index_names, np.asarray(box, np.float64), self.lambda_bounds(families),
+            strict=True,
+        ):
+            if lo < low or (high is not None and hi > high):
+                allowed = f"[{low:g}, {high:g}]" if high is not None else f">= {low:g}"
+                raise ValueError(
+                    f"E reaches {name} in [{lo:g}, {hi:g}], but policy space {self.name!r} "
+                    f"takes {name} in {allowed}"
+                )
+
+    def default_box(self, families: int) -> tuple[tuple[float, float], ...]:
+        """The box E searches by default with ``families`` parameter families."""
+        return self.search_box
+
+    def values(self, families: int) -> np.ndarray | None:
+        """The finite Λ as λ vectors ``[n, k]`` for a discrete space; None for a box."""
+        return None
+
+    # --- π_λ ------------------------------------------------------------------------------
+    def log_probs(
+        self, advs: torch.Tensor | Sequence[torch.Tensor], lam: torch.Tensor, *,
+        validate: bool = True,
+    ) -> torch.Tensor:
+        """log π_λ ``[..., A]`` for advantages ``[F, ..., A]`` and λ ``[..., k]``;
+        ``validate=False`` skips λ's range check (λ drawn from an E controller)."""
+        advs = list(advs)
+        if not advs:
+            raise ValueError("advs must hold the advantages of at least one parameter family")
+        if lam.dim() < 1 or lam.shape[-1] != self.dim:
+            raise ValueError(
+                f"λ for the {self.name!r} policy space must have shape [..., {self.dim}] "
+                f"({', '.join(self.index_names)}), got {tuple(lam.shape)}"
+            )
+        parts = list(lam.to(advs[0].dtype).unbind(-1))
+        return self._log_probs(advs, parts, validate)
+
+    def probs(self, advs: torch.Tensor | Sequence[torch.Tensor], lam: torch.Tensor) -> torch.Tensor:
+        return self.log_probs(advs, lam).exp()
+
+    def acting_probs(self, advs: np.ndarray, lam: np.ndarray) -> np.ndarray:
+        """π_λ as float64 probabilities ``[N, A]`` for advantages ``[F, N, A]`` and λ
+        ``[N, k]``: no autograd, no range check (λ comes from E), mixtures formed in
+        probability space (a component's underflow to 0 only removes actions of probability
+        < 1e-300). Rows sum to 1 up to rounding."""
+        advs = np.asarray(advs, np.float64)
+        lam = np.asarray(lam, np.float64)
+        if advs.ndim != 3 or lam.ndim != 2 or lam.shape[1] != self.dim or advs.shape[1] != lam.shape[0]:
+            raise ValueError(
+                f"acting_probs needs advantages [F, N, A] and λ [N, {self.dim}] "
+                f"({', '.join(self.index_names)}), got {advs.shape} and {lam.shape}"
+            )
+        return self._acting_probs(advs, lam)
+
+    def _log_probs(self, advs: list[torch.Tensor], parts: list[torch.Tensor],
+                   validate: bool) -> torch.Tensor:
+        raise NotImplementedError
+
+    def _acting_probs(self, advs: np.ndarray, lam: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+
+def register(cls: type[PolicySpace]) -> type[PolicySpace]:
+    """Class decorator: add one instance of ``cls`` to ``POLICY_SPACES`` under ``cls.name``,
+    after checking that its declarations agree with each other."""
+    space = cls()
+    k = space.dim
+    for attr in ("bounds", "search_box", "search_accuracies", "inverse_temperatures"):
+        if len(getattr(cls, attr)) != k:
+            raise TypeError(f"{cls.__name__}.{attr} needs one entry per index name ({k})")
+    if cls.name in POLICY_SPACES:
+        raise TypeError(f"policy space {cls.name!r} is registered twice")
+    POLICY_SPACES[cls.name] = space
+    return cls
+
+
+def get_policy_space(name: str) -> PolicySpace:
+    try:
+        return POLICY_SPACES[name]
+    except KeyError:
+        raise ValueError(
+            f"unknown policy space {name!r}; allowed: {', '.join(sorted(POLICY_SPACES))}"
+        ) from None
