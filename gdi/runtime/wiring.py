@@ -11,7 +11,6 @@ The ``inline`` backend runs all of it in this process, deterministically for a s
 
 from __future__ import annotations
 
-import json
 import signal
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -22,12 +21,19 @@ import torch
 from gdi.config import Config
 from gdi.envs import resolve_env
 from gdi.policy_space import get_policy_space
-from gdi.runtime.checkpoint import latest_checkpoint, load_checkpoint
+from gdi.runtime.checkpoint import latest_valid_checkpoint
 from gdi.runtime.components import build_network, env_shapes, learner_threads
 from gdi.runtime.inline import InlineBackend
 from gdi.runtime.learner import Learner
 from gdi.runtime.progress import TrainingProgress
-from gdi.runtime.run_dir import create_run_dir, default_run_name, read_config, write_config
+from gdi.runtime.run_dir import (
+    RunLock,
+    create_run_dir,
+    default_run_name,
+    drop_rows_after,
+    read_config,
+    write_config,
+)
 from gdi.runtime.stop import StopRequest
 from gdi.runtime.trainer import Trainer
 
@@ -40,17 +46,6 @@ class TrainResult:
     final_eval_return: float | None
 
 
-def _drop_rows_after(path: Path, frames: int) -> None:
-    """Resuming redoes the frames after the checkpoint: drop the rows they wrote before."""
-    if not path.is_file():
-        return
-    kept = [line for line in path.read_text().splitlines()
-            if line.strip() and json.loads(line).get("frames", 0) <= frames]
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text("".join(line + "\n" for line in kept))
-    tmp.replace(path)
-
-
 def train(
     config: Config,
     run_dir: Path | str | None = None,
@@ -58,13 +53,24 @@ def train(
     stop_when: Callable[[int], bool] | None = None,
     show_progress: bool = True,
     tensorboard: bool = True,
+    stop: StopRequest | None = None,
 ) -> TrainResult:
-    """Train ``config`` into a new run folder, or continue the run in ``run_dir`` (resume)."""
-    payload = None
+    """Train ``config`` into a new run folder, or continue the run in ``run_dir`` (resume).
+    ``stop``: a StopRequest the caller installed before start-up (the CLI does, so that a
+    Ctrl-C during imports is not lost); default: one made from ``stop_when``."""
+    with RunLock() as lock:  # this process alone writes the run folder, until it returns
+        return _train(config, run_dir, resume, stop or StopRequest(stop_when), show_progress,
+                      tensorboard, lock)
+
+
+def _train(config: Config, run_dir: Path | str | None, resume: bool, stop: StopRequest,
+           show_progress: bool, tensorboard: bool, lock: RunLock) -> TrainResult:
+    payload, notes = None, []
     if resume:
         if run_dir is None:
             raise ValueError("resume needs the run folder to continue")
         run_dir = Path(run_dir)
+        lock.acquire(run_dir)
         saved, _ = read_config(run_dir)
         if saved != config:
             diff = {k: (v, config.to_dict()[k]) for k, v in saved.to_dict().items()
@@ -73,14 +79,15 @@ def train(
                 f"the resumed run's config differs from the one given: {diff} "
                 "(saved, given); resume with the saved config"
             )
-        payload = load_checkpoint(latest_checkpoint(run_dir))
+        _, payload, notes = latest_valid_checkpoint(run_dir)
         if payload["config"].get("backend") != config.backend:
             raise ValueError("a checkpoint resumes on the backend that wrote it")
         for name in ("metrics.jsonl", "meta.jsonl"):
-            _drop_rows_after(run_dir / name, payload["frames"])
+            notes += drop_rows_after(run_dir / name, payload["frames"])
     env_config = resolve_env(config.env, **config.env_overrides)
     if not resume:
         run_dir = create_run_dir(Path(run_dir) if run_dir else Path("runs") / default_run_name(config))
+        lock.acquire(run_dir)
         write_config(run_dir, config, env_config.as_dict())
     run_dir = Path(run_dir)
 
@@ -102,12 +109,14 @@ def train(
     trainer.writer.write_hparams_text(config)
     if payload is not None:
         trainer.restore(payload)
+    trainer.messages += notes  # checkpoints passed over, incomplete rows dropped
 
-    stop = StopRequest(stop_when)
     previous_handlers = stop.install()
     progress = TrainingProgress(config.frames, trainer.frames, run_dir.name) if show_progress \
         else None
     try:
+        if stop.requested:  # during start-up: nothing trained, so nothing new to checkpoint
+            return _stopped_during_start_up(run_dir, trainer, progress, resume)
         backend.run(trainer, payload, stop, lambda: report_progress(trainer, progress))
         final_return = None
         if not stop.requested:
@@ -130,6 +139,18 @@ def train(
         backend.close()
         trainer.close()
         torch.set_num_threads(previous_threads)
+
+
+def _stopped_during_start_up(run_dir: Path, trainer: Trainer, progress, resume: bool):
+    if progress is not None:
+        report_progress(trainer, progress)
+        progress.message(
+            f"interrupted during start-up; nothing new to save. Continue with: gdi train "
+            f"--resume {run_dir}" if resume else
+            f"interrupted during start-up, before any training; {run_dir} holds only its "
+            "config (no checkpoint): remove it or choose another --run-dir to start again"
+        )
+    return TrainResult(run_dir, trainer.frames, True, None)
 
 
 def report_progress(trainer: Trainer, progress: TrainingProgress | None) -> None:
