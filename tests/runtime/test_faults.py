@@ -90,6 +90,7 @@ def test_ctrl_c_during_start_up_is_not_swallowed(tmp_path, capsys, monkeypatch):
         return real_resolve_env(*args, **kwargs)
 
     monkeypatch.setattr(wiring, "resolve_env", resolve_env_importing_like_minatar)
+    before = signal.getsignal(signal.SIGINT)
     run = tmp_path / "run"
     with pytest.raises(SystemExit) as exit_info:
         main(["train", "--env", "gym:CartPole-v1", "--backend", "inline", "--frames", "2000",
@@ -99,7 +100,7 @@ def test_ctrl_c_during_start_up_is_not_swallowed(tmp_path, capsys, monkeypatch):
     assert "interrupted during start-up, before any training" in err and "Traceback" not in err
     assert not list_checkpoints(run)
     assert "losses/total" not in (run / "metrics.jsonl").read_text()
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # handlers restored
+    assert signal.getsignal(signal.SIGINT) is before  # handlers restored
 
 
 def wait_until_training(process, run, timeout=180):
