@@ -58,8 +58,11 @@ def without_evaluations(run_dir: Path) -> str | None:
         return None  # not a run folder at all: load_run says so
     if any((run_dir / EVAL_DIR).glob("*.json")):
         return None
-    return (f"skipped {run_dir}: no evaluations yet ({EVAL_DIR}/ is empty; "
-            f"`gdi evaluate {run_dir}` evaluates its latest checkpoint)")
+    if any((run_dir / "checkpoints").glob("ckpt_*.pt")):
+        hint = f"`gdi evaluate {run_dir}` evaluates its latest checkpoint"
+    else:
+        hint = "and no checkpoint: it stopped before its first one"
+    return f"skipped {run_dir}: no evaluations yet ({EVAL_DIR}/ is empty; {hint})"
 
 
 def parse_compare(compare: str | Sequence[str]) -> tuple[str, ...]:

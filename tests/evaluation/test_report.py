@@ -219,8 +219,10 @@ def test_cli_report_and_its_errors(tmp_path, capsys):
 
 def test_report_skips_and_names_folders_without_evaluations(tmp_path, capsys):
     runs = [make_run(tmp_path, "minatar:breakout", s, 5.0) for s in (0, 1)]
-    started = tmp_path / "stopped_in_start_up"  # config.json, an empty eval/: no evaluation yet
+    started = tmp_path / "before_first_eval"  # config.json, a checkpoint, no evaluation yet
     (started / "eval").mkdir(parents=True)
+    (started / "checkpoints").mkdir()
+    (started / "checkpoints" / "ckpt_000000001000.pt").write_bytes(b"a checkpoint")
     (started / "config.json").write_text(
         json.dumps({"env": "minatar:breakout", "preset": "gdi-i3", "seed": 2, "name": "s"})
     )
@@ -233,8 +235,8 @@ def test_report_skips_and_names_folders_without_evaluations(tmp_path, capsys):
     assert skipped == [
         f"skipped {started}: no evaluations yet (eval/ is empty; `gdi evaluate {started}` "
         "evaluates its latest checkpoint)",
-        f"skipped {half_made}: no evaluations yet (eval/ is empty; `gdi evaluate {half_made}` "
-        "evaluates its latest checkpoint)",
+        f"skipped {half_made}: no evaluations yet (eval/ is empty; and no checkpoint: it "
+        "stopped before its first one)",
     ]
     assert "report:" in captured.out
     final = list(csv.DictReader((tmp_path / "report" / "final_returns.csv").open()))
