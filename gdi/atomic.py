@@ -11,6 +11,24 @@ from pathlib import Path
 from typing import IO
 
 
+class StorageError(OSError):
+    """A run's file could not be written (full disk, read-only or missing folder). The message
+    is one line naming the file, the system's reason and what was kept; the CLI prints it as
+    it is and exits with code 1."""
+
+
+def os_error_in(err: BaseException) -> OSError | None:
+    """The OSError that caused ``err``, if any: ``torch.save`` can report a failed write (a
+    full disk) as its own RuntimeError with the OSError only in the exception's context."""
+    seen: set[int] = set()
+    while err is not None and id(err) not in seen:
+        if isinstance(err, OSError):
+            return err
+        seen.add(id(err))
+        err = err.__cause__ or err.__context__
+    return None
+
+
 def atomic_write(path: str | os.PathLike, write: Callable[[IO], None], binary: bool = True) -> Path:
     """Call ``write(handle)`` on a temporary file beside ``path``, then rename it to ``path``.
     On any error the temporary file is removed and ``path`` is left as it was."""

@@ -15,9 +15,13 @@ from tyro.conf import Positional
 
 import gdi
 
-# Errors a user can cause with bad input. They are printed as one line; GDI_DEBUG=1 shows the
-# traceback instead.
+# Errors a user can cause with bad input. They are printed as one line and exit with code 2;
+# GDI_DEBUG=1 shows the traceback instead.
 USER_ERRORS = (ValueError, FileNotFoundError, FileExistsError, KeyError)
+# Exit codes (documented in `gdi train --help` and README "Troubleshooting").
+EXIT_FAILED = 1  # a failure named in one line (full disk, actors failing, a diverged learner)
+EXIT_USER_ERROR = 2  # bad input: nothing was trained
+EXIT_INTERRUPTED = 130  # Ctrl-C outside training (128 + SIGINT), as the shell reports it
 
 
 def train(
@@ -25,18 +29,22 @@ def train(
     env: str = "minatar:breakout",
     frames: int | None = None,
     seed: int = 0,
-    backend: Literal["inline", "local", "ray"] = "local",
+    backend: Literal["inline", "local", "ray"] | None = None,
     set: tuple[str, ...] = (),
     run_dir: Path | None = None,
     resume: Path | None = None,
     report: bool = True,
-) -> None:
+) -> int:
     """Train a preset on an environment (GDI's Algorithm 1: actors sample with π_λ, λ ~ E;
     the learner applies T; E learns from episode returns).
 
     Writes runs/<env>__<preset>__<seed>__<time>/ (config.json, metrics.jsonl, meta.jsonl,
     TensorBoard events, checkpoints/, eval/) and, with --report, a report of the run.
-    Ctrl-C or SIGTERM checkpoints and stops; --resume RUN_DIR continues.
+    Ctrl-C, SIGTERM or SIGHUP checkpoints and stops; --resume RUN_DIR continues.
+
+    Exit codes: 0 finished; 1 failed (the one-line message says why and what is kept, e.g. a
+    full disk); 2 bad input (nothing trained); 130 interrupted by Ctrl-C (SIGINT), 143 by
+    SIGTERM, 129 by SIGHUP (a checkpoint is saved: --resume continues).
 
     Args:
         preset: Preset name (`gdi presets` lists them).
@@ -44,42 +52,72 @@ def train(
         frames: Frame budget (default: the preset's for the env kind: ALE 200M, MinAtar 1M,
             Gymnasium 1M).
         seed: Seed of every random generator.
-        backend: inline (one deterministic process), local (actor processes) or ray (Ray
-            actors on a Ray cluster, see --set ray_address).
+        backend: inline (one deterministic process), local (actor processes; the default) or
+            ray (Ray actors on a Ray cluster, see --set ray_address). With --resume: continue
+            the run on this backend.
         set: Config overrides field=value (`gdi config` lists every field), e.g.
             --set envs_per_actor=16 env_overrides.repeat_action_probability=0.25.
         run_dir: Run folder to create (default runs/<env>__<preset>__<seed>__<time>).
-        resume: A run folder to continue from its latest checkpoint.
+        resume: A run folder to continue from its latest checkpoint. --frames N extends its
+            budget; --backend and --set may change where and how it runs (not what it learns).
         report: Write the run's report (report/) when training ends.
     """
+    from gdi.runtime.stop import StopRequest
+
+    # Installed before anything slow is imported or built: a Ctrl-C during start-up is then a
+    # stop request that training sees, never a KeyboardInterrupt swallowed by a library's bare
+    # `except:` (minatar's import of matplotlib has one) or shown as a trace.
+    stop = StopRequest()
+    previous_handlers = stop.install()
+    try:
+        result = _train(preset, env, frames, seed, backend, set, run_dir, resume, stop)
+    finally:
+        stop.restore(previous_handlers)
+    if result is None or result.interrupted:
+        if result is None:
+            print(f"gdi: interrupted ({stop.reason}) during start-up; nothing was created",
+                  file=sys.stderr)
+        return stop.exit_code
+    if report:
+        _write_run_report(result.run_dir)
+    return 0
+
+
+def _train(preset, env, frames, seed, backend, set, run_dir, resume, stop):
+    """`gdi train`'s work once the stop handler is in place; None when stopped before a run
+    folder was touched."""
     from gdi.config import apply_overrides
     from gdi.presets import resolve_config
     from gdi.runtime.run_dir import read_config
     from gdi.runtime.wiring import train as run_training
 
+    if stop.requested:
+        return None
     if resume is not None:
+        # The run's own config; --frames, --backend and --set may change what RESUMABLE_FIELDS
+        # allow (the budget, where it runs), checked against the checkpoint by the wiring.
         config, _ = read_config(resume)
-        given = {"preset": preset, "env": env, "frames": frames, "seed": seed,
-                 "backend": backend}
-        defaults = {"preset": "gdi-i3", "env": "minatar:breakout", "frames": None, "seed": 0,
-                    "backend": "local"}
+        given = {"preset": preset, "env": env, "seed": seed}
+        defaults = {"preset": "gdi-i3", "env": "minatar:breakout", "seed": 0}
         conflicts = {k: (getattr(config, k), v) for k, v in given.items()
                      if v != defaults[k] and v != getattr(config, k)}
-        if conflicts or set or run_dir is not None:
+        if conflicts or run_dir is not None:
             raise ValueError(
                 f"--resume continues {resume} with its saved config; conflicting options: "
-                f"{conflicts or ''}{' --set' if set else ''}{' --run-dir' if run_dir else ''}"
+                f"{conflicts or ''}{' --run-dir' if run_dir else ''}"
             )
-        result = run_training(config, resume, resume=True)
-    else:
+        changes = {"frames": frames, "backend": backend}
         config = apply_overrides(
-            resolve_config(preset, env, frames=frames, seed=seed, backend=backend), set
-        )
-        if config.env != env:  # the config stores the canonical spec (gdi.envs.canonical_spec)
-            print(f"environment {env!r} is stored as its canonical spec {config.env!r}")
-        result = run_training(config, run_dir)
-    if report and not result.interrupted:
-        _write_run_report(result.run_dir)
+            config.replace(**{k: v for k, v in changes.items() if v is not None}), set)
+        return run_training(config, resume, resume=True, stop=stop)
+    config = apply_overrides(
+        resolve_config(preset, env, frames=frames, seed=seed, backend=backend or "local"), set
+    )
+    if config.env != env:  # the config stores the canonical spec (gdi.envs.canonical_spec)
+        print(f"environment {env!r} is stored as its canonical spec {config.env!r}")
+    if stop.requested:
+        return None
+    return run_training(config, run_dir, stop=stop)
 
 
 def _write_run_report(run_dir: Path) -> None:
@@ -242,6 +280,8 @@ def report(
         print(format_full_comparison())
     if runs:
         result = write_report(runs, out, compare=compare, reps=reps)
+        for line in result.skipped:
+            print(line, file=sys.stderr)
         print(f"report: {result.markdown} ({len(result.files)} files)")
 
 
@@ -310,23 +350,41 @@ def _commands() -> dict:
 
 
 def main(argv: list[str] | None = None) -> None:
+    """Run one subcommand; exits with the command's code (`gdi train --help` lists them)."""
+    from gdi.atomic import StorageError
+    from gdi.runtime.errors import RunFailure
+
     args = sys.argv[1:] if argv is None else list(argv)
     if args in (["--version"], ["-V"]):
         print(f"gdi {gdi.__version__}")
         return
     try:
-        tyro.extras.subcommand_cli_from_dict(
+        code = tyro.extras.subcommand_cli_from_dict(
             _commands(),
             prog="gdi",
             description=f"gdi {gdi.__version__}: Generalized Data Distribution Iteration.",
             args=args,
         )
     except USER_ERRORS as err:
+        _fail(err, EXIT_USER_ERROR)
+    except (StorageError, RunFailure) as err:  # they say what failed and what was kept
+        _fail(err, EXIT_FAILED)
+    except KeyboardInterrupt:  # outside training, which turns Ctrl-C into a stop request
         if os.environ.get("GDI_DEBUG"):
             raise
-        message = err.args[0] if isinstance(err, KeyError) and err.args else err
-        print(f"gdi: error: {message}", file=sys.stderr)
-        raise SystemExit(2) from None
+        print("gdi: interrupted", file=sys.stderr)
+        raise SystemExit(EXIT_INTERRUPTED) from None
+    if isinstance(code, int) and code:
+        raise SystemExit(code)
+
+
+def _fail(err: BaseException, code: int):
+    """Print ``err`` as one line and exit with ``code`` (GDI_DEBUG=1: the traceback)."""
+    if os.environ.get("GDI_DEBUG"):
+        raise err
+    message = err.args[0] if isinstance(err, KeyError) and err.args else err
+    print(f"gdi: error: {message}", file=sys.stderr)
+    raise SystemExit(code) from None
 
 
 if __name__ == "__main__":

@@ -25,7 +25,7 @@ from gdi.evaluation.curves import group_curve
 from gdi.evaluation.games import is_atari57, spec_to_game
 from gdi.evaluation.paper_scores import algorithm
 from gdi.evaluation.report_io import ReportFiles
-from gdi.scores import RunEvals, load_run
+from gdi.scores import CONFIG_FILE, EVAL_DIR, RunEvals, load_run
 
 DEFAULT_COMPARE = ("rainbow", "impala", "agent57", "gdi-i3", "gdi-h3")
 # Resamples of a learning-curve band: one bootstrap per environment, so fewer than for the
@@ -45,6 +45,24 @@ class Report:
     out_dir: Path
     markdown: Path
     files: tuple[Path, ...]
+    skipped: tuple[str, ...] = ()
+    """One line per run folder left out because it has no evaluations yet."""
+
+
+def without_evaluations(run_dir: Path) -> str | None:
+    """Why ``run_dir`` (an existing folder) has nothing to report, or None when it has
+    evaluations. A run stopped during start-up, or one still before its first evaluation,
+    is such a folder; listing it among others (``gdi report runs/*``) must not fail the
+    report."""
+    if not (run_dir / CONFIG_FILE).is_file() and not (run_dir / EVAL_DIR).is_dir():
+        return None  # not a run folder at all: load_run says so
+    if any((run_dir / EVAL_DIR).glob("*.json")):
+        return None
+    if any((run_dir / "checkpoints").glob("ckpt_*.pt")):
+        hint = f"`gdi evaluate {run_dir}` evaluates its latest checkpoint"
+    else:
+        hint = "and no checkpoint: it stopped before its first one"
+    return f"skipped {run_dir}: no evaluations yet ({EVAL_DIR}/ is empty; {hint})"
 
 
 def parse_compare(compare: str | Sequence[str]) -> tuple[str, ...]:
@@ -262,7 +280,12 @@ def write_report(
     paths = [Path(r) for r in run_dirs]
     if len({p.resolve() for p in paths}) != len(paths):
         raise ValueError("a run folder is listed twice")
-    runs = [load_run(p) for p in paths]
+    skipped = tuple(why for why in (without_evaluations(p) for p in paths if p.is_dir()) if why)
+    with_evals = [p for p in paths if not (p.is_dir() and without_evaluations(p))]
+    if not with_evals:
+        raise ValueError(f"nothing to report: none of the {len(paths)} run folder(s) has "
+                         f"evaluations yet ({EVAL_DIR}/*.json)")
+    runs = [load_run(p) for p in with_evals]
     files = ReportFiles(Path(out_dir) if out_dir is not None else default_out_dir(paths))
     atari = [r for r in runs if is_atari57(r.env)]
     other = [r for r in runs if not is_atari57(r.env)]
@@ -280,7 +303,7 @@ def write_report(
         text += _raw_section(other, files, reps=reps, seed=seed)
     md = files.path("report.md")
     md.write_text("\n".join(text).rstrip() + "\n", encoding="utf-8")
-    return Report(files.out_dir, md, tuple(files.paths))
+    return Report(files.out_dir, md, tuple(files.paths), skipped)
 
 
 def write_run_report(

@@ -2,9 +2,12 @@
 
 A checkpoint is one ``torch.save`` file ``checkpoints/ckpt_<frames>.pt``: written to a
 temporary file in the same folder, flushed to disk, then renamed over (``os.replace`` is atomic
-on POSIX). Loading a truncated or corrupt file raises a ValueError that names it and the
-intact checkpoint before it; nothing is ever deleted on the user's behalf except checkpoints
-older than the ``keep`` most recent.
+on POSIX). A write that fails (full disk, read-only folder) leaves no partial file and raises a
+one-line :class:`~gdi.atomic.StorageError`; the earlier checkpoints are untouched. Loading a
+truncated or corrupt file raises a ValueError that names it; :func:`latest_valid_checkpoint`
+(what ``--resume`` uses) falls back to the newest checkpoint that loads and says which files it
+passed over. Nothing is ever deleted on the user's behalf except checkpoints older than the
+``keep`` most recent.
 """
 
 from __future__ import annotations
@@ -14,10 +17,14 @@ from pathlib import Path
 
 import torch
 
-from gdi.atomic import atomic_write
+from gdi.atomic import StorageError, atomic_write, os_error_in
 
 _NAME = re.compile(r"^ckpt_(\d{12})\.pt$")
 FORMAT_VERSION = 1
+#: Suffix given to a corrupt checkpoint that a resume passed over: it is kept for inspection,
+#: but never loaded or counted among the ``keep`` most recent again (a corrupt file that still
+#: sorted newest would otherwise outlive the valid checkpoints written after it).
+SET_ASIDE_SUFFIX = ".corrupt"
 
 
 def checkpoint_name(frames: int) -> str:
@@ -33,13 +40,26 @@ def list_checkpoints(run_dir: Path) -> list[Path]:
 
 
 def save_checkpoint(run_dir: Path, frames: int, payload: dict, keep: int) -> Path:
+    """Write ``checkpoints/ckpt_<frames>.pt`` atomically and prune to the ``keep`` newest.
+    Raises StorageError (one line: the file, the reason, earlier checkpoints kept) when the
+    file cannot be written; nothing is pruned then."""
     folder = Path(run_dir) / "checkpoints"
-    folder.mkdir(parents=True, exist_ok=True)
-    target = atomic_write(folder / checkpoint_name(frames),
-                          lambda handle: torch.save({"format": FORMAT_VERSION, **payload}, handle))
+    path = folder / checkpoint_name(frames)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        atomic_write(path, lambda handle: torch.save({"format": FORMAT_VERSION, **payload},
+                                                     handle))
+    except Exception as err:
+        cause = os_error_in(err)
+        if cause is None:
+            raise
+        reason = cause.strerror or str(cause)
+        raise StorageError(
+            f"could not write checkpoint {path}: {reason}; earlier checkpoints are kept"
+        ) from None
     for old in list_checkpoints(run_dir)[:-keep]:
         old.unlink()
-    return target
+    return path
 
 
 def load_checkpoint(path: Path) -> dict:
@@ -49,10 +69,8 @@ def load_checkpoint(path: Path) -> dict:
     try:
         payload = torch.load(path, map_location="cpu", weights_only=False)
     except Exception as err:
-        earlier = [p for p in list_checkpoints(path.parent.parent) if p.name < path.name]
-        keep = f"; the previous checkpoint {earlier[-1]} is intact — move {path.name} away to " \
-               "resume from it" if earlier else ""
-        raise ValueError(f"checkpoint {path} is truncated or corrupt ({err}){keep}") from None
+        raise ValueError(f"checkpoint {path} is truncated or corrupt ({_one_line(err)})") \
+            from None
     if not isinstance(payload, dict) or payload.get("format") != FORMAT_VERSION:
         raise ValueError(f"{path} is not a gdi checkpoint of format {FORMAT_VERSION}")
     return payload
@@ -78,3 +96,40 @@ def checkpoint_controller_states(payload: dict, num_actors: int) -> list[dict | 
         raise ValueError(f"the checkpoint holds the E of {len(states)} actors, the config has "
                          f"num_actors={num_actors}")
     return states
+
+
+def latest_valid_checkpoint(run_dir: Path) -> tuple[Path, dict, list[str]]:
+    """The newest checkpoint of ``run_dir`` that loads: ``(path, payload, warnings)``.
+
+    Each newer checkpoint that does not load (truncated by a crash, corrupt) is renamed to
+    ``<name>.corrupt`` and named in one warning. When none loads, a ValueError lists every
+    checkpoint and why it failed (and renames nothing); with none at all, FileNotFoundError.
+    """
+    found = list_checkpoints(run_dir)
+    if not found:
+        raise FileNotFoundError(f"{run_dir} has no checkpoints (looked in {run_dir}/checkpoints)")
+    failures: list[tuple[Path, str]] = []
+    for path in reversed(found):
+        try:
+            payload = load_checkpoint(path)
+        except ValueError as err:
+            failures.append((path, str(err)))
+            continue
+        warnings = []
+        for bad, why in failures:
+            aside = bad.with_name(bad.name + SET_ASIDE_SUFFIX)
+            bad.replace(aside)
+            warnings.append(f"{why}; resuming from the earlier {path.name} instead "
+                            f"(the bad file is kept as {aside.name})")
+        return path, payload, warnings
+    listing = "; ".join(why for _, why in failures)
+    raise ValueError(
+        f"no checkpoint of {run_dir} can be loaded, so the run cannot be resumed "
+        f"({len(failures)} found: {listing})"
+    )
+
+
+def _one_line(err: Exception) -> str:
+    """The first sentence of a loader's message, on one line (torch's run to a paragraph)."""
+    text = " ".join(str(err).split()).split(". ")[0]
+    return text if len(text) <= 160 else text[:157] + "..."

@@ -4,17 +4,25 @@
 Run folders are named ``<env>__<preset>__<seed>__<time>`` and are never overwritten.
 ``config.json`` holds the full resolved config plus an allow-list of provenance (versions of
 gdi, torch, ale-py, gymnasium, numpy and the git commit) — never environment variables.
+
+One process writes a run folder at a time: training and resuming hold :class:`RunLock` on
+``RUN/.lock`` for their whole life; a second writer is refused with the holder's PID.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import errno
+import fcntl
 import json
 import math
+import os
 import subprocess
 import time
 from importlib import metadata
 from pathlib import Path
 
+from gdi.atomic import atomic_write
 from gdi.config import Config
 
 PROVENANCE_PACKAGES = ("gdi-rl", "torch", "ale-py", "gymnasium", "minatar", "numpy")
@@ -46,16 +54,97 @@ def provenance() -> dict:
     return {"versions": versions, "git_commit": _git_commit()}
 
 
+LOCK_FILE = ".lock"
+#: What config.json holds beside the Config's fields.
+RECORD_EXTRAS = ("name", "env_settings", "provenance")
+
+
 def create_run_dir(path: Path) -> Path:
+    """Create a new run folder (and its parents). A folder that exists is never reused; one
+    that cannot be created (a read-only parent, a parent that is a file) is a ValueError of
+    one line naming the folder and the reason."""
     path = Path(path)
+    exists = FileExistsError(
+        f"run folder {path} already exists; pass --resume {path} to continue it, or choose "
+        "another --run-dir (runs are never overwritten)"
+    )
     if path.exists():
-        raise FileExistsError(
-            f"run folder {path} already exists; pass --resume {path} to continue it, or choose "
-            "another --run-dir (runs are never overwritten)"
-        )
-    path.mkdir(parents=True)
-    (path / "eval").mkdir()
+        raise exists
+    try:
+        path.mkdir(parents=True)
+        (path / "eval").mkdir()
+    except FileExistsError:  # another process created it in between
+        raise exists from None
+    except OSError as err:
+        raise ValueError(f"cannot create run folder {path}: {_why_not_writable(path, err)}") \
+            from None
     return path
+
+
+def _why_not_writable(path: Path, err: OSError) -> str:
+    """The reason a folder cannot be made at ``path``, said about the nearest existing
+    ancestor (the folder the user has to fix)."""
+    ancestor = path.parent
+    while not ancestor.exists() and ancestor != ancestor.parent:
+        ancestor = ancestor.parent
+    if err.errno == errno.ENOTDIR or (ancestor.exists() and not ancestor.is_dir()):
+        return f"{ancestor} is a file, not a folder"
+    if err.errno in (errno.EACCES, errno.EPERM):
+        return f"no permission to write in {ancestor}"
+    if err.errno == errno.EROFS:
+        return f"{ancestor} is on a read-only file system"
+    return err.strerror or str(err)
+
+
+class RunLock:
+    """Held by the one process that writes a run folder (training or resuming): an exclusive
+    ``fcntl.flock`` on ``RUN/.lock``, with the holder's PID written inside for the refusal
+    message. The kernel drops the lock when the holder exits, however it exits (kill -9
+    included), so a lock is never stale; the file itself stays (removing it would let two
+    processes lock two different files). Actor processes are spawned, so they do not inherit
+    the lock. Use as a context manager; :meth:`acquire` takes the folder once it exists."""
+
+    def __init__(self) -> None:
+        self._fd: int | None = None
+        self.path: Path | None = None
+
+    def acquire(self, run_dir: Path) -> None:
+        if self._fd is not None:
+            raise RuntimeError(f"this RunLock already holds {self.path}")
+        if not Path(run_dir).is_dir():
+            raise FileNotFoundError(f"{run_dir} is not a gdi run folder (no such folder)")
+        path = Path(run_dir) / LOCK_FILE
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as err:
+            raise ValueError(
+                f"cannot lock run folder {run_dir} for writing ({err.strerror}); training and "
+                "resuming need a writable run folder"
+            ) from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "unknown"
+            os.close(fd)
+            raise ValueError(
+                f"run folder {run_dir} is being written by another gdi process (PID {holder}); "
+                "wait for it to end or stop it first — one process writes a run at a time"
+            ) from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        self._fd, self.path = fd, path
+
+    def release(self) -> None:
+        if self._fd is not None:
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
+            os.close(self._fd)
+            self._fd = None
+
+    def __enter__(self) -> RunLock:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.release()
 
 
 def write_config(run_dir: Path, config: Config, env_settings: dict) -> None:
@@ -69,16 +158,65 @@ def write_config(run_dir: Path, config: Config, env_settings: dict) -> None:
 
 
 def read_config(run_dir: Path) -> tuple[Config, dict]:
-    """The run's Config and the full record (with env settings and provenance)."""
+    """The run's Config and the full record (with env settings and provenance).
+
+    Every Config field must be in the file: a missing one is an error naming it, never filled
+    from today's defaults (a run resumed with another batch size or network is another run).
+    A file that is not JSON, not an object, or holds a bad value is a ValueError naming the
+    file and the problem."""
     path = Path(run_dir) / "config.json"
     if not path.is_file():
         raise FileNotFoundError(f"{run_dir} is not a gdi run folder (no config.json)")
     try:
-        record = json.loads(path.read_text())
-    except json.JSONDecodeError as err:
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
         raise ValueError(f"{path} is not valid JSON ({err})") from None
-    fields = {k: v for k, v in record.items() if k not in ("name", "env_settings", "provenance")}
-    return Config.from_dict(fields), record
+    if not isinstance(record, dict):
+        raise ValueError(f"{path} must hold a JSON object of config fields, "
+                         f"not a {type(record).__name__}")
+    fields = {k: v for k, v in record.items() if k not in RECORD_EXTRAS}
+    missing = [f.name for f in dataclasses.fields(Config) if f.name not in fields]
+    if missing:
+        raise ValueError(
+            f"{path} lacks the field(s) {', '.join(missing)}; a run's config is never filled in "
+            "from today's defaults — put back the value(s) the run was trained with"
+        )
+    try:
+        config = Config.from_dict(fields)
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"{path}: {err}") from None
+    return config, record
+
+
+def drop_rows_after(path: Path, frames: int) -> list[str]:
+    """Resuming redoes the frames after the checkpoint: drop the rows of ``path`` (a JSON-lines
+    file: metrics.jsonl, meta.jsonl) they wrote before. An incomplete last line (what a crash
+    mid-write leaves) is dropped too; returns one warning naming the file for it. Any other
+    line that is not a JSON object is a ValueError naming the file and line."""
+    path = Path(path)
+    if not path.is_file():
+        return []
+    lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    kept, warnings = [], []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+            if not isinstance(row, dict):
+                raise ValueError("not a JSON object")
+        except ValueError as err:
+            if number == len(lines):
+                warnings.append(f"{path}: dropped its incomplete last line {number} (a write cut "
+                                f"short by a crash): {line[:60]!r}")
+                continue
+            raise ValueError(f"{path} line {number} is not a JSON row ({err}); fix or remove "
+                             "that line to resume") from None
+        if row.get("frames", 0) <= frames:
+            kept.append(line)
+    atomic_write(path, lambda handle: handle.write("".join(line + "\n" for line in kept)),
+                 binary=False)
+    return warnings
 
 
 class MetricsWriter:

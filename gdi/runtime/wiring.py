@@ -12,24 +12,29 @@ and parameters; the driver loop (``gdi.runtime.driver``) is the same for all of 
 from __future__ import annotations
 
 import dataclasses
-import json
-import signal
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 
+from gdi.atomic import StorageError
 from gdi.config import Config, check_learner_device
 from gdi.envs import resolve_env
 from gdi.policy_space import get_policy_space
 from gdi.runtime.backend import backend_class
-from gdi.runtime.checkpoint import checkpoint_controller_states, latest_checkpoint, load_checkpoint
+from gdi.runtime.checkpoint import checkpoint_controller_states, latest_valid_checkpoint
 from gdi.runtime.components import build_network, env_shapes, learner_device, learner_threads
 from gdi.runtime.driver import checkpoint, drive
 from gdi.runtime.learner import Learner
 from gdi.runtime.progress import TrainingProgress
-from gdi.runtime.run_dir import create_run_dir, default_run_name, write_config
+from gdi.runtime.run_dir import (
+    RunLock,
+    create_run_dir,
+    default_run_name,
+    drop_rows_after,
+    write_config,
+)
 from gdi.runtime.stop import StopRequest
 from gdi.runtime.trainer import Trainer
 
@@ -50,17 +55,6 @@ class TrainResult:
     frames: int
     interrupted: bool
     final_eval_return: float | None
-
-
-def _drop_rows_after(path: Path, frames: int) -> None:
-    """Resuming redoes the frames after the checkpoint: drop the rows they wrote before."""
-    if not path.is_file():
-        return
-    kept = [line for line in path.read_text().splitlines()
-            if line.strip() and json.loads(line).get("frames", 0) <= frames]
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text("".join(line + "\n" for line in kept))
-    tmp.replace(path)
 
 
 def check_resumable(config: Config, payload: dict, run_dir: Path) -> list[str]:
@@ -99,24 +93,36 @@ def train(
     stop_when: Callable[[int], bool] | None = None,
     show_progress: bool = True,
     tensorboard: bool = True,
+    stop: StopRequest | None = None,
 ) -> TrainResult:
-    """Train ``config`` into a new run folder, or continue the run in ``run_dir`` (resume)."""
+    """Train ``config`` into a new run folder, or continue the run in ``run_dir`` (resume).
+    ``stop``: a StopRequest the caller installed before start-up (the CLI does, so that a
+    Ctrl-C during imports is not lost); default: one made from ``stop_when``."""
+    with RunLock() as lock:  # this process alone writes the run folder, until it returns
+        return _train(config, run_dir, resume, stop or StopRequest(stop_when), show_progress,
+                      tensorboard, lock)
+
+
+def _train(config: Config, run_dir: Path | str | None, resume: bool, stop: StopRequest,
+           show_progress: bool, tensorboard: bool, lock: RunLock) -> TrainResult:
     check_learner_device(config.learner_device)  # a resumed GPU run on a CPU-only machine
-    payload = None
-    notes: list[str] = []
+    payload, notes = None, []
     env_config = resolve_env(config.env, **config.env_overrides)
     if resume:
         if run_dir is None:
             raise ValueError("resume needs the run folder to continue")
         run_dir = Path(run_dir)
-        payload = load_checkpoint(latest_checkpoint(run_dir))
-        notes = check_resumable(config, payload, run_dir)
-        if notes:
+        lock.acquire(run_dir)
+        _, payload, notes = latest_valid_checkpoint(run_dir)
+        changes = check_resumable(config, payload, run_dir)
+        if changes:
             write_config(run_dir, config, env_config.as_dict())
+        notes += changes
         for name in ("metrics.jsonl", "meta.jsonl"):
-            _drop_rows_after(run_dir / name, payload["frames"])
+            notes += drop_rows_after(run_dir / name, payload["frames"])
     else:
         run_dir = create_run_dir(Path(run_dir) if run_dir else Path("runs") / default_run_name(config))
+        lock.acquire(run_dir)
         write_config(run_dir, config, env_config.as_dict())
     run_dir = Path(run_dir)
 
@@ -138,19 +144,19 @@ def train(
         if payload is not None:
             trainer.restore(payload)
             controller_states = checkpoint_controller_states(payload, config.num_actors)
-        trainer.messages.extend(notes)
-        trainer.messages.extend(backend.start(controller_states, payload))
-
-        stop = StopRequest(stop_when)
+        trainer.messages += notes  # checkpoints passed over, rows dropped, what resume changes
         previous_handlers = stop.install()
         progress = TrainingProgress(config.frames, trainer.frames, run_dir.name) \
             if show_progress else None
+        if stop.requested:  # during start-up: nothing trained, so nothing new to checkpoint
+            return _stopped_during_start_up(run_dir, trainer, progress, resume)
+        trainer.messages += backend.start(controller_states, payload)
         try:
             drive(trainer, backend, stop, lambda: report_progress(trainer, progress))
-        except Exception:
-            if trainer.learner_intact:
-                # An actor that kept failing, an evaluation that failed: the learner is
-                # whole, so the run stays resumable from here.
+        except Exception as err:
+            # An actor that kept failing, an evaluation that failed: when the learner is whole
+            # (and the disk is not what failed), the run stays resumable from here.
+            if trainer.learner_intact and not isinstance(err, StorageError):
                 path = checkpoint(trainer, backend)
                 if progress is not None:
                     progress.message(f"checkpoint saved to {path}; once the cause is fixed, "
@@ -170,8 +176,7 @@ def train(
                                  f"{final_return:.2f}; run folder {run_dir}")
         return TrainResult(run_dir, trainer.frames, stop.requested, final_return)
     finally:
-        for sig, handler in previous_handlers.items():
-            signal.signal(sig, handler)
+        stop.restore(previous_handlers)
         if progress is not None:
             progress.close()
         if backend is not None:
@@ -179,6 +184,18 @@ def train(
         if trainer is not None:
             trainer.close()
         torch.set_num_threads(previous_threads)
+
+
+def _stopped_during_start_up(run_dir: Path, trainer: Trainer, progress, resume: bool):
+    if progress is not None:
+        report_progress(trainer, progress)
+        progress.message(
+            f"interrupted during start-up; nothing new to save. Continue with: gdi train "
+            f"--resume {run_dir}" if resume else
+            f"interrupted during start-up, before any training; {run_dir} holds only its "
+            "config (no checkpoint): remove it or choose another --run-dir to start again"
+        )
+    return TrainResult(run_dir, trainer.frames, True, None)
 
 
 def report_progress(trainer: Trainer, progress: TrainingProgress | None) -> None:

@@ -210,11 +210,39 @@ def test_cli_report_and_its_errors(tmp_path, capsys):
     (empty / "config.json").write_text(
         json.dumps({"env": "ale:Pong", "preset": "p", "seed": 0, "name": "e"})
     )
-    assert "no evaluation data" in error(empty)
+    assert "nothing to report: none of the 1 run folder(s) has evaluations" in error(empty)
     (empty / "eval").mkdir()
     (empty / "eval" / "frames_000000000001.json").write_text("not json")
     assert "not valid JSON" in error(empty)
     assert "give run folders" in error()
+
+
+def test_report_skips_and_names_folders_without_evaluations(tmp_path, capsys):
+    runs = [make_run(tmp_path, "minatar:breakout", s, 5.0) for s in (0, 1)]
+    started = tmp_path / "before_first_eval"  # config.json, a checkpoint, no evaluation yet
+    (started / "eval").mkdir(parents=True)
+    (started / "checkpoints").mkdir()
+    (started / "checkpoints" / "ckpt_000000001000.pt").write_bytes(b"a checkpoint")
+    (started / "config.json").write_text(
+        json.dumps({"env": "minatar:breakout", "preset": "gdi-i3", "seed": 2, "name": "s"})
+    )
+    half_made = tmp_path / "failed_validation"  # the folder was made, config.json never was
+    (half_made / "eval").mkdir(parents=True)
+    cli.main(["report", str(runs[0]), str(started), str(runs[1]), str(half_made),
+              "--reps", "10"])
+    captured = capsys.readouterr()
+    skipped = captured.err.strip().splitlines()
+    assert skipped == [
+        f"skipped {started}: no evaluations yet (eval/ is empty; `gdi evaluate {started}` "
+        "evaluates its latest checkpoint)",
+        f"skipped {half_made}: no evaluations yet (eval/ is empty; and no checkpoint: it "
+        "stopped before its first one)",
+    ]
+    assert "report:" in captured.out
+    final = list(csv.DictReader((tmp_path / "report" / "final_returns.csv").open()))
+    assert sorted(r["run"] for r in final) == sorted(r.name for r in runs)
+    with pytest.raises(FileNotFoundError, match="run folder not found"):
+        write_report([runs[0], tmp_path / "typo"])  # a path that is no folder is still an error
 
 
 def test_default_out_dir_of_one_run(tmp_path):

@@ -113,3 +113,27 @@ def test_inline_resume_of_a_local_checkpoint_says_what_starts_afresh(tmp_path):
     # E restored exactly (values, counts, RNG).
     np.testing.assert_equal(inline.actors[0].controller.state_dict(), payload["controllers"][0])
     inline.close()
+
+
+def test_the_cli_extends_a_finished_run_on_another_backend(tmp_path, capsys):
+    from gdi.cli import main
+    from tests.runtime.helpers import TINY
+
+    run = tmp_path / "run"
+    main(["train", "--env", "gym:CartPole-v1", "--frames", "800", "--backend", "inline",
+          "--run-dir", str(run), "--no-report", "--set", *TINY])
+    with pytest.raises(SystemExit) as again:
+        main(["train", "--resume", str(run), "--no-report"])
+    assert again.value.code == 2
+    assert "already finished at" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as changed:  # what it learns cannot change on resume
+        main(["train", "--resume", str(run), "--frames", "1600", "--set", "lstm_units=32",
+              "--no-report"])
+    assert changed.value.code == 2
+    assert "lstm_units (16 → 32)" in capsys.readouterr().err
+
+    main(["train", "--resume", str(run), "--frames", "1600", "--backend", "local",
+          "--no-report"])
+    payload = load_checkpoint(latest_checkpoint(run))
+    assert payload["frames"] >= 1600 and payload["config"]["backend"] == "local"
+    assert json.loads((run / "config.json").read_text())["frames"] == 1600

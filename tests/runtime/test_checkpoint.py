@@ -1,10 +1,16 @@
-"""Checkpoints: atomic writes, pruning, clear errors for corrupt files."""
+"""Checkpoints: atomic writes, pruning, clear errors for corrupt files, the fallback of
+``--resume`` to the newest valid checkpoint, and a full disk while writing (a fault hook)."""
+
+import errno
 
 import pytest
 import torch
 
+from gdi.atomic import StorageError
+from gdi.runtime import checkpoint as checkpoint_module
 from gdi.runtime.checkpoint import (
     latest_checkpoint,
+    latest_valid_checkpoint,
     list_checkpoints,
     load_checkpoint,
     save_checkpoint,
@@ -20,19 +26,114 @@ def test_save_load_and_prune(tmp_path):
     assert not list((tmp_path / "checkpoints").glob(".*.tmp"))  # no temporary file left
 
 
-def test_corrupt_checkpoint_names_the_intact_one(tmp_path):
+def test_corrupt_checkpoint_is_named_on_one_line(tmp_path):
     save_checkpoint(tmp_path, 100, {"x": 1}, keep=3)
     path = save_checkpoint(tmp_path, 200, {"x": 2}, keep=3)
     path.write_bytes(path.read_bytes()[:20])  # truncated write
-    with pytest.raises(ValueError, match=r"truncated or corrupt.*ckpt_000000000100\.pt"):
+    with pytest.raises(ValueError, match=r"ckpt_000000000200\.pt is truncated or corrupt") as info:
         load_checkpoint(path)
+    assert "\n" not in str(info.value) and "intact" not in str(info.value)
     assert load_checkpoint(list_checkpoints(tmp_path)[0])["x"] == 1  # previous one kept
+
+
+def test_resume_falls_back_past_corrupt_checkpoints_and_says_so(tmp_path):
+    for frames in (100, 200, 300):
+        save_checkpoint(tmp_path, frames, {"x": frames}, keep=5)
+    newest, middle, oldest = reversed(list_checkpoints(tmp_path))
+    newest.write_bytes(newest.read_bytes()[: newest.stat().st_size // 2])  # cut mid-write
+    middle.write_bytes(b"\x00" * 64)  # garbage
+    path, payload, warnings = latest_valid_checkpoint(tmp_path)
+    assert path == oldest and payload["x"] == 100
+    assert len(warnings) == 2
+    assert "ckpt_000000000300.pt is truncated or corrupt" in warnings[0]
+    assert "ckpt_000000000200.pt is truncated or corrupt" in warnings[1]
+    assert all("resuming from the earlier ckpt_000000000100.pt" in w for w in warnings)
+    # The bad files are kept beside, but never loaded or counted among the `keep` newest.
+    folder = tmp_path / "checkpoints"
+    assert sorted(p.name for p in folder.glob("*.corrupt")) == [
+        "ckpt_000000000200.pt.corrupt", "ckpt_000000000300.pt.corrupt"]
+    assert list_checkpoints(tmp_path) == [oldest]
+    save_checkpoint(tmp_path, 150, {"x": 150}, keep=1)
+    assert [p.name for p in list_checkpoints(tmp_path)] == ["ckpt_000000000150.pt"]
+
+
+def test_every_checkpoint_corrupt_says_what_is_there(tmp_path):
+    for frames in (100, 200):
+        path = save_checkpoint(tmp_path, frames, {"x": frames}, keep=5)
+        path.write_bytes(path.read_bytes()[:30])
+    with pytest.raises(ValueError) as info:
+        latest_valid_checkpoint(tmp_path)
+    message = str(info.value)
+    assert "no checkpoint of" in message and "2 found" in message
+    assert "ckpt_000000000200.pt is truncated" in message
+    assert "ckpt_000000000100.pt is truncated" in message
+    assert "intact" not in message and "\n" not in message
+    assert len(list_checkpoints(tmp_path)) == 2  # nothing renamed when nothing loads
 
 
 def test_missing_and_foreign_files(tmp_path):
     with pytest.raises(FileNotFoundError, match="no checkpoints"):
         latest_checkpoint(tmp_path)
+    with pytest.raises(FileNotFoundError, match="no checkpoints"):
+        latest_valid_checkpoint(tmp_path)
     foreign = tmp_path / "other.pt"
     torch.save({"weights": 1}, foreign)
     with pytest.raises(ValueError, match="not a gdi checkpoint"):
         load_checkpoint(foreign)
+
+
+@pytest.mark.parametrize(("code", "reason"), [
+    (errno.ENOSPC, "No space left on device"),
+    (errno.EROFS, "Read-only file system"),
+])
+def test_a_failed_write_keeps_the_previous_checkpoint_and_is_one_line(tmp_path, monkeypatch,
+                                                                      code, reason):
+    save_checkpoint(tmp_path, 100, {"x": torch.ones(1000)}, keep=1)
+    real_save = torch.save
+
+    def disk_full_mid_write(obj, handle):
+        # Part of the file reaches the disk before the device is full, as on a real disk.
+        handle.write(b"PK\x03\x04 partial")
+        raise OSError(code, reason)
+
+    monkeypatch.setattr(checkpoint_module.torch, "save", disk_full_mid_write)
+    with pytest.raises(StorageError) as info:
+        save_checkpoint(tmp_path, 200, {"x": torch.ones(1000)}, keep=1)
+    assert str(info.value) == (
+        f"could not write checkpoint {tmp_path / 'checkpoints' / 'ckpt_000000000200.pt'}: "
+        f"{reason}; earlier checkpoints are kept")
+    assert info.value.__cause__ is None and info.value.__suppress_context__
+    folder = tmp_path / "checkpoints"
+    assert sorted(p.name for p in folder.iterdir()) == ["ckpt_000000000100.pt"]  # no partial
+    monkeypatch.setattr(checkpoint_module.torch, "save", real_save)
+    assert load_checkpoint(latest_checkpoint(tmp_path))["x"].sum().item() == 1000
+
+
+def test_torch_reporting_the_full_disk_as_its_own_error_is_still_one_line(tmp_path, monkeypatch):
+    def torch_wraps_it(obj, handle):
+        try:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        except OSError:
+            raise RuntimeError("[enforce fail at inline_container.cc:672] unexpected pos") \
+                from None  # torch's own error; the OSError only in __context__
+
+    monkeypatch.setattr(checkpoint_module.torch, "save", torch_wraps_it)
+    with pytest.raises(StorageError, match="No space left on device; earlier checkpoints"):
+        save_checkpoint(tmp_path, 200, {"x": 1}, keep=1)
+
+
+def test_a_real_full_device_raises_storage_error(tmp_path, monkeypatch):
+    """/dev/full answers every write with ENOSPC: torch.save's own handling of it, unmocked."""
+    import os
+
+    if not os.path.exists("/dev/full"):
+        pytest.skip("no /dev/full on this system")
+
+    def write_to_dev_full(path, write, binary=True):
+        with open("/dev/full", "wb") as handle:
+            write(handle)
+            handle.flush()
+
+    monkeypatch.setattr(checkpoint_module, "atomic_write", write_to_dev_full)
+    with pytest.raises(StorageError, match="No space left on device"):
+        save_checkpoint(tmp_path, 200, {"x": torch.zeros(100_000)}, keep=1)

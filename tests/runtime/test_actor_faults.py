@@ -1,0 +1,108 @@
+"""Faults that long runs meet, each injected into a real process: an actor killed mid-run is
+restarted and the run completes; too many failures stop the run with a checkpoint; a learner
+killed with SIGKILL leaves no actor process behind."""
+
+import json
+import multiprocessing
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from gdi.runtime.checkpoint import latest_checkpoint, load_checkpoint
+from gdi.runtime.errors import ActorFailure
+from gdi.runtime.wiring import train
+from tests.runtime.helpers import TINY, tiny_config
+
+
+def kill_actor_once(at_frames: int, killed: list[int], name: str = "gdi-actor-0"):
+    """A stop_when hook that SIGKILLs one local actor process the first time ``at_frames``
+    is reached (and never asks the run to stop)."""
+
+    def hook(frames: int) -> bool:
+        if frames >= at_frames and not killed:
+            actor = next(p for p in multiprocessing.active_children() if p.name == name)
+            os.kill(actor.pid, signal.SIGKILL)
+            killed.append(actor.pid)
+        return False
+
+    return hook
+
+
+def test_a_killed_local_actor_is_restarted_and_the_run_completes(tmp_path):
+    config = tiny_config(env="minatar:breakout", frames=3000, backend="local", num_actors=2)
+    killed: list[int] = []
+    result = train(config, tmp_path / "run", stop_when=kill_actor_once(800, killed),
+                   show_progress=False)
+    assert killed and not result.interrupted and result.frames >= 3000
+    rows = [json.loads(line) for line in (result.run_dir / "metrics.jsonl").read_text()
+            .splitlines()]
+    assert max(r.get("perf/actor_restarts", 0) for r in rows) == 1
+    payload = load_checkpoint(latest_checkpoint(result.run_dir))
+    assert payload["trainer"]["actor_restarts"] == 1
+    assert all(state is not None for state in payload["controllers"])
+
+
+def test_failures_past_the_budget_stop_the_run_with_a_checkpoint(tmp_path):
+    config = tiny_config(env="minatar:breakout", frames=100_000, backend="local",
+                         actor_failures_max=0)
+    killed: list[int] = []
+    with pytest.raises(ActorFailure, match=r"1 actor failures within 600 s \(more than "
+                                           r"actor_failures_max=0\); the last: actor 0 \(pid "
+                                           r"\d+\) exited with code -9"):
+        train(config, tmp_path / "run", stop_when=kill_actor_once(800, killed),
+              show_progress=False)
+    payload = load_checkpoint(latest_checkpoint(tmp_path / "run"))
+    assert 800 <= payload["frames"] < 100_000  # resumable from where it stopped
+
+
+def children_of(pid: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                found.append(int(entry.name))
+    return found
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads the process table from /proc")
+def test_sigkill_of_the_learner_leaves_no_actor_process(tmp_path):
+    cmd = [sys.executable, "-m", "gdi.cli", "train", "--env", "minatar:breakout",
+           "--frames", "10000000", "--run-dir", str(tmp_path / "run"), "--no-report",
+           "--set", *TINY, "num_actors=2"]
+    learner = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 120
+        # Wait until training is under way (the first metrics row is written).
+        while not (tmp_path / "run" / "metrics.jsonl").is_file() \
+                or not (tmp_path / "run" / "metrics.jsonl").read_text():
+            assert learner.poll() is None and time.monotonic() < deadline
+            time.sleep(0.2)
+        spawned = children_of(learner.pid)
+        assert len(spawned) >= 2  # two actors (and multiprocessing's resource tracker)
+    finally:
+        learner.kill()
+        learner.wait()
+    deadline = time.monotonic() + 20
+    while any(alive(pid) for pid in spawned) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    survivors = [pid for pid in spawned if alive(pid)]
+    for pid in survivors:  # clean up before failing
+        os.kill(pid, signal.SIGKILL)
+    assert not survivors, f"processes left behind: {survivors}"

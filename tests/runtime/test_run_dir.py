@@ -1,0 +1,162 @@
+"""The run folder: one writer at a time (a lock held by a real second process), config.json
+read back strictly (never filled from today's defaults), folders that cannot be created, and
+JSON-lines files cut short by a crash."""
+
+import errno
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gdi.cli import main
+from gdi.runtime.run_dir import (
+    RunLock,
+    create_run_dir,
+    drop_rows_after,
+    read_config,
+    write_config,
+)
+from tests.runtime.helpers import tiny_config
+
+HOLD_LOCK = (
+    "import sys, time\n"
+    "from gdi.runtime.run_dir import RunLock\n"
+    "RunLock().acquire(sys.argv[1])\n"
+    "print('held', flush=True)\n"
+    "time.sleep(120)\n"
+)
+
+
+def one_line_error(argv, capsys) -> str:
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert "Traceback" not in err and len(err.splitlines()) == 1, err
+    return err
+
+
+def saved_run(tmp_path) -> Path:
+    run = create_run_dir(tmp_path / "run")
+    write_config(run, tiny_config(), {})
+    return run
+
+
+def test_a_second_writer_is_refused_with_the_holders_pid(tmp_path):
+    run = saved_run(tmp_path)
+    holder = subprocess.Popen([sys.executable, "-c", HOLD_LOCK, str(run)],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        with pytest.raises(ValueError, match=rf"being written by another gdi process "
+                                             rf"\(PID {holder.pid}\)"):
+            RunLock().acquire(run)
+    finally:
+        holder.kill()  # SIGKILL: the kernel drops the lock with the process
+        holder.wait()
+    with RunLock() as lock:  # never stale: free as soon as its holder is gone
+        lock.acquire(run)
+        assert (run / ".lock").read_text().strip() == str(__import__("os").getpid())
+    with RunLock() as again:  # and free again once released
+        again.acquire(run)
+
+
+def test_resume_of_a_locked_run_is_one_line_naming_the_pid(tmp_path, capsys):
+    run = saved_run(tmp_path)
+    holder = subprocess.Popen([sys.executable, "-c", HOLD_LOCK, str(run)],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        err = one_line_error(["train", "--resume", str(run)], capsys)
+    finally:
+        holder.kill()
+        holder.wait()
+    assert f"PID {holder.pid}" in err
+
+
+@pytest.mark.parametrize(("content", "message"), [
+    ("[1, 2, 3]", "must hold a JSON object of config fields, not a list"),
+    ('{"preset": "gdi-i3", ', "is not valid JSON"),
+    ("\"just a string\"", "not a str"),
+])
+def test_a_config_that_is_not_an_object_is_one_line(tmp_path, capsys, content, message):
+    run = saved_run(tmp_path)
+    (run / "config.json").write_text(content)
+    with pytest.raises(ValueError, match=r"config\.json"):
+        read_config(run)
+    err = one_line_error(["train", "--resume", str(run)], capsys)
+    assert message in err and str(run / "config.json") in err
+
+
+@pytest.mark.parametrize("field", ["batch_size", "lstm_units"])
+def test_a_missing_field_is_an_error_never_todays_default(tmp_path, capsys, field):
+    run = saved_run(tmp_path)
+    record = json.loads((run / "config.json").read_text())
+    del record[field]
+    (run / "config.json").write_text(json.dumps(record))
+    err = one_line_error(["train", "--resume", str(run)], capsys)
+    assert f"lacks the field(s) {field}" in err and "config.json" in err
+
+
+def test_a_bad_value_in_config_json_names_the_file(tmp_path):
+    run = saved_run(tmp_path)
+    record = json.loads((run / "config.json").read_text())
+    record["discount"] = 2.0
+    (run / "config.json").write_text(json.dumps(record))
+    with pytest.raises(ValueError, match=r"config\.json: discount must be in"):
+        read_config(run)
+
+
+def test_a_run_dir_under_a_file_is_one_line(tmp_path, capsys):
+    (tmp_path / "a_file").write_text("not a folder")
+    err = one_line_error(["train", "--env", "gym:CartPole-v1", "--backend", "inline",
+                          "--run-dir", str(tmp_path / "a_file" / "run")], capsys)
+    assert f"cannot create run folder {tmp_path / 'a_file' / 'run'}" in err
+    assert f"{tmp_path / 'a_file'} is a file, not a folder" in err
+
+
+def test_a_read_only_parent_is_one_line(tmp_path, capsys, monkeypatch):
+    # A fault hook: tests may run as root, whom chmod does not stop.
+    def refuse(self, *args, **kwargs):
+        raise PermissionError(errno.EACCES, "Permission denied", str(self))
+
+    monkeypatch.setattr(Path, "mkdir", refuse)
+    err = one_line_error(["train", "--env", "gym:CartPole-v1", "--backend", "inline",
+                          "--run-dir", str(tmp_path / "ro" / "run")], capsys)
+    assert f"cannot create run folder {tmp_path / 'ro' / 'run'}: no permission to write in " \
+           f"{tmp_path}" in err
+
+
+@pytest.mark.skipif(sys.platform != "linux" or __import__("os").geteuid() == 0,
+                    reason="root writes into read-only folders")
+def test_a_really_read_only_parent_is_one_line(tmp_path, capsys):
+    parent = tmp_path / "ro"
+    parent.mkdir()
+    parent.chmod(0o555)
+    try:
+        err = one_line_error(["train", "--env", "gym:CartPole-v1", "--backend", "inline",
+                              "--run-dir", str(parent / "run")], capsys)
+    finally:
+        parent.chmod(0o755)
+    assert f"no permission to write in {parent}" in err
+
+
+def test_drop_rows_after_drops_an_incomplete_last_line_with_a_warning(tmp_path):
+    path = tmp_path / "metrics.jsonl"
+    rows = [{"frames": f, "x": f / 10} for f in (100, 200, 300)]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows) + '{"frames": 400, "x"')
+    warnings = drop_rows_after(path, 200)
+    assert [json.loads(line) for line in path.read_text().splitlines()] == rows[:2]
+    assert len(warnings) == 1 and str(path) in warnings[0] and "incomplete last line 4" \
+        in warnings[0]
+    assert drop_rows_after(path, 200) == []  # nothing left to warn about
+
+
+def test_drop_rows_after_refuses_a_bad_line_in_the_middle(tmp_path):
+    path = tmp_path / "meta.jsonl"
+    path.write_text('{"frames": 1}\nnot json\n{"frames": 2}\n')
+    with pytest.raises(ValueError, match=r"meta\.jsonl line 2 is not a JSON row"):
+        drop_rows_after(path, 10)
+    assert path.read_text() == '{"frames": 1}\nnot json\n{"frames": 2}\n'  # left as it was
