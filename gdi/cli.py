@@ -137,6 +137,7 @@ def evaluate(
     envs: int = 32,
     seed: int | None = None,
     policy: Literal["population", "greedy"] = "population",
+    allow_foreign_checkpoint: bool = False,
 ) -> None:
     """Play evaluation episodes with a run's checkpoint on fresh environments (raw,
     undiscounted returns, the paper's episode cap) and write eval/<checkpoint>.json
@@ -151,6 +152,9 @@ def evaluate(
         policy: population: λ drawn from E per episode (the paper's "population of agents",
             as in training's evaluations); greedy: E's greedy λ in every episode, no
             exploration (tells the network's skill from E's exploratory draws).
+        allow_foreign_checkpoint: Evaluate a --checkpoint that lies outside RUN or was saved
+            by a run of another environment, preset or architecture, and file its scores
+            under RUN anyway (refused otherwise: they would pass for RUN's own).
     """
     from rich.progress import Progress
 
@@ -161,6 +165,7 @@ def evaluate(
         path, results = evaluate_checkpoint(
             run, checkpoint, episodes, envs, seed,
             on_episode=lambda: progress.advance(task), policy=policy,
+            allow_foreign_checkpoint=allow_foreign_checkpoint,
         )
     returns = [r["return"] for r in results]
     print(f"{len(returns)} episodes: mean return {sum(returns) / len(returns):.2f} "
