@@ -172,6 +172,44 @@ def evaluate(
           f"(min {min(returns):.2f}, max {max(returns):.2f}) -> {path}")
 
 
+def enjoy(
+    run: Positional[Path],
+    episodes: int = 1,
+    video: Path | None = None,
+    policy: Literal["population", "greedy"] = "population",
+    checkpoint: str = "latest",
+    seed: int | None = None,
+    max_steps: int | None = None,
+) -> None:
+    """Watch a run's agent: play episodes one after another on one environment and print each
+    return; with --video, write them as a video (ALE: the emulator's RGB screen; MinAtar: its
+    channel planes in MinAtar's GUI colours; Gymnasium: render_mode="rgb_array"), every frame
+    captioned with the episode's return so far and its λ.
+
+    Args:
+        run: The run folder.
+        episodes: Episodes to play.
+        video: out.mp4 (H.264 through imageio-ffmpeg; a GIF beside it when that is not
+            installed) or out.gif.
+        policy: population: λ drawn from E per episode; greedy: E's greedy λ.
+        checkpoint: latest, or a checkpoint file's path inside the run.
+        seed: Seed of the environment and of action sampling (default: derived from the
+            run's seed, apart from training's and evaluation's).
+        max_steps: Stop after this many agent steps in all (cuts the last episode).
+    """
+    from gdi.video.enjoy import enjoy as play
+
+    result = play(run, episodes=episodes, video=video, policy=policy, checkpoint=checkpoint,
+                  seed=seed, max_steps=max_steps,
+                  on_episode=lambda i, ret: print(f"episode {i + 1}: return {ret:g}"))
+    if result.cut:
+        print(f"episode {len(result.returns)} was cut at --max-steps {max_steps}")
+    if result.note:
+        print(result.note)
+    if result.video is not None:
+        print(f"video: {result.video} ({result.frames} frames)")
+
+
 def plot_meta(run: Positional[Path], out: Path | None = None) -> None:
     """Plot what E learned in a run: the sampled λ over frames and the return per λ region
     (from the run's meta.jsonl); writes a PNG (default RUN/meta.png).
@@ -219,6 +257,7 @@ def report(
     out: Path | None = None,
     paper: bool = False,
     reps: int = 2000,
+    video: bool = False,
 ) -> None:
     """Report runs beside the paper's algorithms: Markdown, PNG figures and a CSV of every
     number. Atari runs get raw score, HNS, HWRNS and SABER per game, aggregates with
@@ -234,6 +273,8 @@ def report(
         paper: Print the paper's "Full performance comparison" table, recomputed from its
             per-game scores.
         reps: Bootstrap resamples of each confidence interval (rliable).
+        video: Embed a GIF of each run's agent at its last evaluation (one episode, at most
+            1,000 steps; made now, with the checkpoint behind that evaluation).
     """
     from gdi.evaluation.paper import format_full_comparison
     from gdi.evaluation.report import write_report
@@ -243,7 +284,7 @@ def report(
     if paper:
         print(format_full_comparison())
     if runs:
-        result = write_report(runs, out, compare=compare, reps=reps)
+        result = write_report(runs, out, compare=compare, reps=reps, video=video)
         print(f"report: {result.markdown} ({len(result.files)} files)")
 
 
@@ -304,6 +345,7 @@ def _commands() -> dict:
         "presets": presets,
         "config": config,
         "evaluate": evaluate,
+        "enjoy": enjoy,
         "plot-meta": plot_meta,
         "meta-demo": meta_demo,
         "report": report,
