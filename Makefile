@@ -26,7 +26,7 @@ $(BIN)/python:
 		echo "Install Python 3.11, 3.12 or 3.13 (python.org, your package manager, or pyenv), then run" >&2; \
 		echo "make again, or point at one: make PYTHON=/path/to/python3.11" >&2; exit 1; fi
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { \
-		echo "error: PYTHON=$(PYTHON) is not Python 3.11 or newer" >&2; exit 1; }
+		echo "error: PYTHON=$(PYTHON) does not run or is not Python 3.11 or newer" >&2; exit 1; }
 	@echo "using $(PYTHON) ($$($(PYTHON) --version 2>&1))"
 	$(PYTHON) -m venv $(VENV)
 

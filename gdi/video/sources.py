@@ -102,8 +102,14 @@ class AtariVideoEnv(VideoEnv):
 
 class GymVideoEnv(VideoEnv):
     def __init__(self, env_config: GymConfig, seed: int) -> None:
+        import os
+
         from gdi.envs.gym_env import GymVectorEnv
 
+        # pygame (classic control's renderer) starts SDL, which complains on stderr when there
+        # is no audio device or session; rgb_array rendering needs neither.
+        os.environ.setdefault("SDL_AUDIODRIVER", "dummy")
+        os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
         self.config = env_config
         self.seed = seed
         self.env = GymVectorEnv(env_config, 1, seed, render_mode="rgb_array")
