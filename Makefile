@@ -1,9 +1,17 @@
 # The two Quickstart commands of the README. Both are idempotent: they create .venv when it is
-# missing and reinstall only when pyproject.toml changed.
-PYTHON ?= python3.11
+# missing and reinstall only when pyproject.toml or constraints.txt changed. pip installs the
+# exact versions of constraints.txt (pyproject.toml states ranges; this pins what is tested).
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-dev
+CONSTRAINTS := constraints.txt
+
+# The first of these that runs and is Python 3.11 or newer (a pyenv shim for a version that is
+# not selected exists but fails to run, so each is tried, not just looked up).
+PYTHON_CANDIDATES := python3.11 python3.12 python3.13 python3
+PYTHON ?= $(shell for p in $(PYTHON_CANDIDATES); do \
+	$$p -c 'import sys; sys.exit(sys.version_info < (3, 11))' >/dev/null 2>&1 && { echo $$p; break; }; \
+	done)
 
 # What `make train` trains: override on the command line, e.g. make train ENV=gym:CartPole-v1
 PRESET ?= gdi-i3
@@ -13,12 +21,18 @@ FRAMES ?= 1000000
 .PHONY: train test lint setup clean-venv
 
 $(BIN)/python:
-	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "error: $(PYTHON) not found; install Python 3.11 or run make PYTHON=/path/to/python3.11" >&2; exit 1; }
+	@if [ -z "$(PYTHON)" ]; then \
+		echo "error: no Python 3.11 or newer found (tried $(PYTHON_CANDIDATES))." >&2; \
+		echo "Install Python 3.11, 3.12 or 3.13 (python.org, your package manager, or pyenv), then run" >&2; \
+		echo "make again, or point at one: make PYTHON=/path/to/python3.11" >&2; exit 1; fi
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { \
+		echo "error: PYTHON=$(PYTHON) does not run or is not Python 3.11 or newer" >&2; exit 1; }
+	@echo "using $(PYTHON) ($$($(PYTHON) --version 2>&1))"
 	$(PYTHON) -m venv $(VENV)
 
-$(STAMP): pyproject.toml | $(BIN)/python
+$(STAMP): pyproject.toml $(CONSTRAINTS) | $(BIN)/python
 	$(BIN)/python -m pip install --upgrade pip
-	$(BIN)/python -m pip install -e ".[dev]"
+	$(BIN)/python -m pip install -c $(CONSTRAINTS) -e ".[dev,video]"
 	touch $(STAMP)
 
 setup: $(STAMP)
@@ -32,3 +46,6 @@ test: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check gdi tests benchmarks scripts
+
+clean-venv:
+	rm -rf $(VENV)

@@ -8,3 +8,17 @@ networks in ``gdi.nets``, environments in ``gdi.envs``, and the actor–learner 
 """
 
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str):
+    # ``gdi.load_agent`` without importing torch on ``import gdi`` (the CLI's --version and
+    # --help stay fast).
+    if name in ("load_agent", "Agent"):
+        from gdi import agent
+
+        return getattr(agent, name)
+    if name == "envs":
+        import importlib
+
+        return importlib.import_module("gdi.envs")
+    raise AttributeError(f"module 'gdi' has no attribute {name!r}")

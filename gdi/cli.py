@@ -178,6 +178,7 @@ def evaluate(
     envs: int = 32,
     seed: int | None = None,
     policy: Literal["population", "greedy"] = "population",
+    allow_foreign_checkpoint: bool = False,
 ) -> None:
     """Play evaluation episodes with a run's checkpoint on fresh environments (raw,
     undiscounted returns, the paper's episode cap) and write eval/<checkpoint>.json
@@ -192,6 +193,9 @@ def evaluate(
         policy: population: λ drawn from E per episode (the paper's "population of agents",
             as in training's evaluations); greedy: E's greedy λ in every episode, no
             exploration (tells the network's skill from E's exploratory draws).
+        allow_foreign_checkpoint: Evaluate a --checkpoint that lies outside RUN or was saved
+            by a run of another environment, preset or architecture, and file its scores
+            under RUN anyway (refused otherwise: they would pass for RUN's own).
     """
     from rich.progress import Progress
 
@@ -202,10 +206,49 @@ def evaluate(
         path, results = evaluate_checkpoint(
             run, checkpoint, episodes, envs, seed,
             on_episode=lambda: progress.advance(task), policy=policy,
+            allow_foreign_checkpoint=allow_foreign_checkpoint,
         )
     returns = [r["return"] for r in results]
     print(f"{len(returns)} episodes: mean return {sum(returns) / len(returns):.2f} "
           f"(min {min(returns):.2f}, max {max(returns):.2f}) -> {path}")
+
+
+def enjoy(
+    run: Positional[Path],
+    episodes: int = 1,
+    video: Path | None = None,
+    policy: Literal["population", "greedy"] = "population",
+    checkpoint: str = "latest",
+    seed: int | None = None,
+    max_steps: int | None = None,
+) -> None:
+    """Watch a run's agent: play episodes one after another on one environment and print each
+    return; with --video, write them as a video (ALE: the emulator's RGB screen; MinAtar: its
+    channel planes in MinAtar's GUI colours; Gymnasium: render_mode="rgb_array"), every frame
+    captioned with the episode's return so far and its λ.
+
+    Args:
+        run: The run folder.
+        episodes: Episodes to play.
+        video: out.mp4 (H.264 through imageio-ffmpeg; a GIF beside it when that is not
+            installed) or out.gif.
+        policy: population: λ drawn from E per episode; greedy: E's greedy λ.
+        checkpoint: latest, or a checkpoint file's path inside the run.
+        seed: Seed of the environment and of action sampling (default: derived from the
+            run's seed, apart from training's and evaluation's).
+        max_steps: Stop after this many agent steps in all (cuts the last episode).
+    """
+    from gdi.video.enjoy import enjoy as play
+
+    result = play(run, episodes=episodes, video=video, policy=policy, checkpoint=checkpoint,
+                  seed=seed, max_steps=max_steps,
+                  on_episode=lambda i, ret: print(f"episode {i + 1}: return {ret:g}"))
+    if result.cut:
+        print(f"episode {len(result.returns)} was cut at --max-steps {max_steps}")
+    if result.note:
+        print(result.note)
+    if result.video is not None:
+        print(f"video: {result.video} ({result.frames} frames)")
 
 
 def plot_meta(run: Positional[Path], out: Path | None = None) -> None:
@@ -255,6 +298,7 @@ def report(
     out: Path | None = None,
     paper: bool = False,
     reps: int = 2000,
+    video: bool = False,
 ) -> None:
     """Report runs beside the paper's algorithms: Markdown, PNG figures and a CSV of every
     number. Atari runs get raw score, HNS, HWRNS and SABER per game, aggregates with
@@ -270,6 +314,8 @@ def report(
         paper: Print the paper's "Full performance comparison" table, recomputed from its
             per-game scores.
         reps: Bootstrap resamples of each confidence interval (rliable).
+        video: Embed a GIF of each run's agent at its last evaluation (one episode, at most
+            1,000 steps; made now, with the checkpoint behind that evaluation).
     """
     from gdi.evaluation.paper import format_full_comparison
     from gdi.evaluation.report import write_report
@@ -279,7 +325,7 @@ def report(
     if paper:
         print(format_full_comparison())
     if runs:
-        result = write_report(runs, out, compare=compare, reps=reps)
+        result = write_report(runs, out, compare=compare, reps=reps, video=video)
         for line in result.skipped:
             print(line, file=sys.stderr)
         print(f"report: {result.markdown} ({len(result.files)} files)")
@@ -342,6 +388,7 @@ def _commands() -> dict:
         "presets": presets,
         "config": config,
         "evaluate": evaluate,
+        "enjoy": enjoy,
         "plot-meta": plot_meta,
         "meta-demo": meta_demo,
         "report": report,

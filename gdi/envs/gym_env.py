@@ -30,9 +30,13 @@ class GymVectorEnv(BatchedEnv):
         sync_env: the underlying ``gymnasium.vector.SyncVectorEnv``.
     """
 
-    def __init__(self, config: GymConfig, num_envs: int, seed: int) -> None:
+    def __init__(
+        self, config: GymConfig, num_envs: int, seed: int, render_mode: str | None = None
+    ) -> None:
         super().__init__(config, num_envs, seed)
         make_kwargs: dict[str, Any] = {}
+        if render_mode is not None:  # gdi enjoy's video; training never renders
+            make_kwargs["render_mode"] = render_mode
         if config.max_episode_steps is not None:
             make_kwargs["max_episode_steps"] = config.max_episode_steps
         make = functools.partial(gymnasium.make, config.name, **make_kwargs)

@@ -271,9 +271,12 @@ def write_report(
     compare: str | Sequence[str] = DEFAULT_COMPARE,
     reps: int = 2000,
     seed: int = 0,
+    video: bool = False,
 ) -> Report:
     """Write ``report.md``, its PNG figures and a CSV of every number into ``out_dir``
-    (default :func:`default_out_dir`). Errors name the run folder or file at fault."""
+    (default :func:`default_out_dir`); with ``video``, a GIF of each run's agent at its last
+    evaluation too (:mod:`gdi.evaluation.report_video`). Errors name the run folder or file at
+    fault."""
     if not run_dirs:
         raise ValueError("give at least one run folder")
     compare_ids = parse_compare(compare)
@@ -301,6 +304,10 @@ def write_report(
         text.append(write_atari_section(_groups(atari), compare_ids, files, reps=reps, seed=seed))
     if other:
         text += _raw_section(other, files, reps=reps, seed=seed)
+    if video:
+        from gdi.evaluation.report_video import videos_section
+
+        text += videos_section(runs, files)
     md = files.path("report.md")
     md.write_text("\n".join(text).rstrip() + "\n", encoding="utf-8")
     return Report(files.out_dir, md, tuple(files.paths), skipped)

@@ -19,9 +19,6 @@ import numpy as np
 import torch
 
 from gdi.envs import env_seeds, make_vector_env
-from gdi.policy_space import get_policy_space
-from gdi.runtime.actor import sample_actions
-from gdi.runtime.sequences import compress_reward
 
 POLICY_DESCRIPTION = "π_λ with λ ~ P_Λ (current E, frozen during evaluation)"
 EVALUATION_POLICIES = {
@@ -40,46 +37,49 @@ def play_episodes(
     max_envs: int = 32,
     on_episode: Callable[[], None] | None = None,
 ) -> list[dict]:
-    """Play ``episodes`` episodes, each on its own environment (the environments of a block of
-    ``max_envs`` are seeded by ``gdi.envs.env_seeds(seed + start, n)``); returns per episode
-    ``{"return", "frames", "seed", "lambda"}`` with the environment's actual seed."""
-    space = get_policy_space(policy_space)
+    """Play ``episodes`` episodes with ``net`` acting by π_λ, λ from ``sample_lambda``: the
+    trainer's periodic evaluation (see :func:`play_agent_episodes`)."""
+    from gdi.agent import Agent
+
+    agent = Agent(net, policy_space, sample_lambda, seed)
+    return play_agent_episodes(agent, env_config, episodes, seed, max_envs, on_episode)
+
+
+def play_agent_episodes(
+    agent,
+    env_config,
+    episodes: int,
+    seed: int,
+    max_envs: int = 32,
+    on_episode: Callable[[], None] | None = None,
+) -> list[dict]:
+    """Play ``episodes`` episodes with a :class:`gdi.agent.Agent`, each on its own environment
+    (the environments of a block of ``max_envs`` are seeded by ``gdi.envs.env_seeds(seed +
+    start, n)``); returns per episode ``{"return", "frames", "seed", "lambda"}`` with the
+    environment's actual seed. An environment whose episode ended keeps stepping (the block
+    steps together) but its next episode is not counted."""
     results: list[dict] = []
-    rng = np.random.default_rng(seed)
     for start in range(0, episodes, max_envs):
         n = min(max_envs, episodes - start)
         env = make_vector_env(env_config, n, seed + start)
         try:
             obs, _ = env.reset(seed=seed + start)
-            lambdas = np.stack([sample_lambda() for _ in range(n)]).astype(np.float32)
-            state = net.initial_state(n)
-            resets = np.ones(n, dtype=bool)
-            prev_actions = np.zeros(n, dtype=np.int64)
-            prev_rewards = np.zeros(n, dtype=np.float32)
+            agent.reset(env)
+            lambdas = agent.lambdas.copy()
             returns = np.zeros(n)
             steps = np.zeros(n, dtype=np.int64)
             running = np.ones(n, dtype=bool)
             while running.any():
-                with torch.no_grad():
-                    out, state = net(
-                        torch.from_numpy(obs)[None], torch.from_numpy(prev_actions)[None],
-                        torch.from_numpy(prev_rewards)[None], torch.from_numpy(resets)[None],
-                        state,
-                    )
-                probs = space.acting_probs(out.adv[:, 0].numpy(), lambdas)  # adv [F, N, A]
-                actions, _ = sample_actions(probs, rng)
+                actions = agent.act(obs)
                 obs, rewards, terminated, truncated, _ = env.step(actions)
-                rewards = np.asarray(rewards, dtype=np.float64)
-                returns += np.where(running, rewards, 0.0)
+                agent.observe(rewards, terminated, truncated)
+                returns += np.where(running, np.asarray(rewards, dtype=np.float64), 0.0)
                 steps += running
                 finished = running & (terminated | truncated)
                 if on_episode is not None:
                     for _ in range(int(finished.sum())):
                         on_episode()
                 running &= ~finished
-                resets = np.asarray(terminated | truncated)
-                prev_actions = np.where(resets, 0, actions)
-                prev_rewards = np.where(resets, 0.0, compress_reward(rewards)).astype(np.float32)
             frames_per_step = env_config.frames_per_step
             seeds = env_seeds(seed + start, n)
             for i in range(n):
@@ -111,51 +111,31 @@ def evaluate_checkpoint(
     seed: int | None = None,
     on_episode: Callable[[], None] | None = None,
     policy: str = "population",
+    allow_foreign_checkpoint: bool = False,
 ):
     """Play ``episodes`` evaluation episodes with a run's checkpoint and write
     ``eval/<checkpoint-name>.json``; returns (path, per-episode results). The greedy policy
     writes to ``eval_greedy/`` instead, which reports never read: a run's curve and final
     score stay those of one policy, the population's. ``policy``: "population" (λ ~ P_Λ) or
-    "greedy" (E's greedy λ), see the module docstring."""
-    from pathlib import Path
-
-    from gdi.envs import resolve_env
-    from gdi.runtime.checkpoint import latest_checkpoint, load_checkpoint
-    from gdi.runtime.components import build_controller, build_network, env_shapes
-    from gdi.runtime.run_dir import read_config
+    "greedy" (E's greedy λ), see the module docstring. A checkpoint outside the run folder or
+    from another kind of run is refused unless ``allow_foreign_checkpoint``
+    (:func:`gdi.agent.resolve_checkpoint`)."""
+    from gdi.agent import load_agent
     from gdi.scores import write_eval_file
 
-    run_dir = Path(run_dir)
-    config, _ = read_config(run_dir)
     if episodes < 1 or envs < 1:
         raise ValueError(f"episodes and envs must be >= 1, got {episodes} and {envs}")
     if policy not in EVALUATION_POLICIES:
         raise ValueError(f"unknown evaluation policy {policy!r}; allowed: "
                          f"{', '.join(EVALUATION_POLICIES)}")
-    path = latest_checkpoint(run_dir) if checkpoint == "latest" else Path(checkpoint)
-    payload = load_checkpoint(path)
-    env_config = resolve_env(config.env, **config.env_overrides)
-    net = build_network(config, env_shapes(env_config, config.seed))
-    net.load_state_dict(payload["learner"]["net"])
-    net.eval()
+    agent = load_agent(run_dir, checkpoint, policy=policy, seed=seed,
+                       allow_foreign_checkpoint=allow_foreign_checkpoint)
+    config, path = agent.config, agent.checkpoint
     seed = config.seed + 2_000_003 if seed is None else seed
-    controller = build_controller(config, seed)
-    state = checkpoint_controller_state(payload)
-    if state is not None:
-        controller.load_state_dict(state)
-    sample_lambda = controller.sample
-    if policy == "greedy":
-        if not hasattr(controller, "greedy"):
-            raise ValueError(
-                f"E {config.meta_controller!r} keeps no estimate of the best λ, so it has no "
-                "greedy λ; --policy greedy needs bandit, sliding_window_ucb or fixed"
-            )
-        best = controller.greedy()
-        sample_lambda = best.copy
-    results = play_episodes(net, env_config, config.policy_space, sample_lambda, episodes,
-                            seed, max_envs=envs, on_episode=on_episode)
+    results = play_agent_episodes(agent, agent.env_config, episodes, seed, max_envs=envs,
+                                  on_episode=on_episode)
     written = write_eval_file(
-        run_dir, path.stem, checkpoint=path.stem, frames=int(payload["frames"]), env=config.env,
+        run_dir, path.stem, checkpoint=path.stem, frames=agent.frames, env=config.env,
         policy=EVALUATION_POLICIES[policy], seed=seed, episodes=results,
         folder="eval" if policy == "population" else f"eval_{policy}",
     )

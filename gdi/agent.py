@@ -1,0 +1,278 @@
+"""A trained agent from a run folder, for a plain Gymnasium loop:
+
+    agent = gdi.load_agent("runs/<run>")                       # latest checkpoint, λ ~ P_Λ
+    env = gdi.envs.make_vector_env(agent.env_config, num_envs=8, seed=0)
+    obs, _ = env.reset()
+    agent.reset(env)                                           # or agent.reset(8)
+    for _ in range(1000):
+        actions = agent.act(obs)
+        obs, rewards, terminated, truncated, _ = env.step(actions)
+        agent.observe(rewards, terminated, truncated)
+
+The agent acts as the actors do (π_λ from the network's advantages, sampled by
+``gdi.runtime.actor.sample_actions``) and carries what acting needs between steps: the LSTM
+state, the previous action and (compressed) reward the network reads, and each environment's λ.
+:meth:`Agent.observe` is where it learns of episode ends: an environment whose episode ended
+starts the next one with a zero LSTM state and a fresh λ. The λ of an episode is drawn from E's
+state saved in the checkpoint (``policy="population"``, the paper's "population of agents") or
+is E's greedy λ (``policy="greedy"``); E itself is frozen: playing never updates it.
+
+``gdi evaluate``, the periodic evaluation during training and ``gdi enjoy`` all act through
+this class, so acting outside training is written once.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from gdi.policy_space import get_policy_space
+from gdi.runtime.actor import sample_actions
+from gdi.runtime.sequences import compress_reward
+
+POLICIES = ("population", "greedy")
+
+# Config fields a checkpoint must share with the run it is filed under: what the environment
+# is, which agent it is, and every field that shapes the network or the meaning of λ.
+CHECKPOINT_IDENTITY_FIELDS = (
+    "env", "env_overrides", "preset", "policy_space", "meta_controller", "torso",
+    "lstm_units", "head_hidden", "families", "aux_tasks",
+)
+
+
+class Agent:
+    """A network, a policy space and a source of λ, acting on ``num_envs`` environments.
+
+    Build one with :func:`load_agent`; ``Agent(...)`` directly is for code that already holds
+    the parts (the trainer's periodic evaluation).
+
+    Attributes:
+        lambdas: ``float32 [num_envs, dim]``, the λ each environment's current episode plays.
+        policy: "population" or "greedy" (how λ is chosen), or a description given by the
+            caller.
+        config, env_config, checkpoint, frames: the run's Config, its resolved environment,
+            the checkpoint file and the frames it was saved at (None when built from parts).
+    """
+
+    def __init__(
+        self,
+        net: torch.nn.Module,
+        policy_space: str,
+        draw_lambda: Callable[[], np.ndarray],
+        seed: int,
+        *,
+        obs_shape: tuple[int, ...] | None = None,
+        num_actions: int | None = None,
+        policy: str = "population",
+        env_config=None,
+        config=None,
+        checkpoint: Path | None = None,
+        frames: int | None = None,
+    ) -> None:
+        self.net = net.eval()
+        self.space = get_policy_space(policy_space)
+        self.draw_lambda = draw_lambda
+        self.rng = np.random.default_rng(seed)  # action sampling, like an actor's
+        self.device = next(net.parameters()).device
+        self.obs_shape = tuple(obs_shape) if obs_shape is not None else None
+        self.num_actions = num_actions
+        self.policy = policy
+        self.env_config = env_config
+        self.config = config
+        self.checkpoint = checkpoint
+        self.frames = frames
+        self.num_envs = 0
+
+    @property
+    def index_names(self) -> tuple[str, ...]:
+        """The names of λ's coordinates (e.g. 1/τ₁, 1/τ₂, ε)."""
+        return self.space.index_names
+
+    def _describe_run(self) -> str:
+        env = self.env_config.spec if self.env_config is not None else "its environment"
+        return f"the agent was trained on {env}"
+
+    def check_env(self, env) -> None:
+        """ValueError naming both when ``env``'s spaces are not those the agent was trained on."""
+        obs_shape = tuple(env.single_observation_space.shape)
+        num_actions = int(getattr(env.single_action_space, "n", -1))
+        if self.obs_shape is not None and obs_shape != self.obs_shape:
+            raise ValueError(
+                f"environment {env!r} gives observations of shape {obs_shape}, but "
+                f"{self._describe_run()} with shape {self.obs_shape}"
+            )
+        if self.num_actions is not None and num_actions != self.num_actions:
+            raise ValueError(
+                f"environment {env!r} has {num_actions} actions, but {self._describe_run()} "
+                f"with {self.num_actions}"
+            )
+
+    def reset(self, num_envs) -> None:
+        """Start a new episode in every one of ``num_envs`` environments (an int, or the
+        vector environment itself, whose spaces are then checked against the run's): zero LSTM
+        state, no previous action or reward, a fresh λ each."""
+        if not isinstance(num_envs, int | np.integer):
+            self.check_env(num_envs)
+            num_envs = num_envs.num_envs
+        if isinstance(num_envs, bool) or num_envs < 1:
+            raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
+        n = self.num_envs = int(num_envs)
+        self.state = self.net.initial_state(n)
+        self.resets = np.ones(n, dtype=bool)
+        self.prev_actions = np.zeros(n, dtype=np.int64)
+        self.prev_rewards = np.zeros(n, dtype=np.float32)
+        self.lambdas = np.stack([self.draw_lambda() for _ in range(n)]).astype(np.float32)
+        self._actions: np.ndarray | None = None
+
+    def act(self, obs: np.ndarray) -> np.ndarray:
+        """Actions ``int64 [num_envs]`` for observations ``[num_envs, *obs_shape]``, sampled
+        from each environment's π_λ. Call :meth:`observe` with the step's outcome before the
+        next ``act``."""
+        if self.num_envs == 0:
+            raise RuntimeError("call agent.reset(num_envs) before agent.act(obs)")
+        if self._actions is not None:
+            raise RuntimeError("call agent.observe(rewards, terminated, truncated) after each "
+                               "env.step, before the next agent.act")
+        obs = np.asarray(obs)
+        expected = (self.num_envs, *(self.obs_shape or obs.shape[1:]))
+        if obs.shape != expected:
+            raise ValueError(
+                f"observations have shape {obs.shape}; expected {expected} ({self.num_envs} "
+                f"environments; {self._describe_run()})"
+            )
+        as_tensor = lambda a: torch.from_numpy(np.ascontiguousarray(a))[None].to(self.device)  # noqa: E731
+        with torch.no_grad():
+            out, self.state = self.net(
+                as_tensor(obs), as_tensor(self.prev_actions), as_tensor(self.prev_rewards),
+                as_tensor(self.resets), self.state,
+            )
+        adv = out.adv[:, 0].cpu().numpy()  # [F, N, A]
+        probs = self.space.acting_probs(adv, self.lambdas)
+        actions, _ = sample_actions(probs, self.rng)
+        self._actions = actions
+        return actions
+
+    def observe(self, rewards, terminated, truncated) -> np.ndarray:
+        """The outcome of the last ``env.step``: the reward becomes the network's previous
+        reward, and an environment whose episode ended (terminated or truncated) starts the
+        next with a zero LSTM state and a fresh λ. Returns the mask of ended episodes."""
+        if self._actions is None:
+            raise RuntimeError("agent.observe follows agent.act: no action is awaiting its outcome")
+        rewards = np.asarray(rewards, dtype=np.float64).reshape(self.num_envs)
+        done = np.logical_or(terminated, truncated).reshape(self.num_envs)
+        self.prev_actions = np.where(done, 0, self._actions)
+        self.prev_rewards = np.where(done, 0.0, compress_reward(rewards)).astype(np.float32)
+        self.resets = done
+        for i in np.flatnonzero(done):
+            self.lambdas[i] = self.draw_lambda()
+        self._actions = None
+        return done
+
+
+def _jsonable(value: Any) -> Any:
+    return json.loads(json.dumps(value, default=list))
+
+
+def checkpoint_mismatch(run_config: dict, checkpoint_config: dict) -> list[str]:
+    """``field=checkpoint's value (run: run's value)`` for every identity field the two
+    configs disagree on (:data:`CHECKPOINT_IDENTITY_FIELDS`); a field either lacks is skipped."""
+    out = []
+    for name in CHECKPOINT_IDENTITY_FIELDS:
+        if name in run_config and name in checkpoint_config:
+            ours, theirs = _jsonable(run_config[name]), _jsonable(checkpoint_config[name])
+            if ours != theirs:
+                out.append(f"{name}={theirs!r} (run: {ours!r})")
+    return out
+
+
+def resolve_checkpoint(run_dir, checkpoint: str | os.PathLike = "latest",
+                       allow_foreign: bool = False):
+    """The run's Config, the checkpoint's path and its payload. A checkpoint outside the run
+    folder, or one saved by a run of another environment, preset or architecture, is refused
+    (its results would be filed under this run) unless ``allow_foreign``."""
+    from gdi.runtime.checkpoint import latest_checkpoint, load_checkpoint
+    from gdi.runtime.run_dir import read_config
+
+    run_dir = Path(run_dir)
+    if not run_dir.is_dir():
+        raise FileNotFoundError(f"{run_dir} is not a gdi run folder (no such folder)")
+    config, _ = read_config(run_dir)
+    path = latest_checkpoint(run_dir) if str(checkpoint) == "latest" else Path(checkpoint)
+    payload = load_checkpoint(path)
+    if not allow_foreign:
+        if not path.resolve().is_relative_to(run_dir.resolve()):
+            raise ValueError(
+                f"checkpoint {path} lies outside run {run_dir}; its results would be filed under "
+                f"{run_dir}; pass --allow-foreign-checkpoint (allow_foreign_checkpoint=True) to "
+                "use it anyway"
+            )
+        mismatch = checkpoint_mismatch(config.to_dict(), payload.get("config") or {})
+        if mismatch:
+            raise ValueError(
+                f"checkpoint {path} was saved by another kind of run than {run_dir}: "
+                f"{'; '.join(mismatch)}; pass --allow-foreign-checkpoint "
+                "(allow_foreign_checkpoint=True) to use it anyway"
+            )
+    return config, path, payload
+
+
+def load_agent(
+    run_dir: str | os.PathLike,
+    checkpoint: str | os.PathLike = "latest",
+    policy: str = "population",
+    device: str | torch.device = "cpu",
+    seed: int | None = None,
+    allow_foreign_checkpoint: bool = False,
+) -> Agent:
+    """The agent of a run folder's checkpoint: its network on ``device``, its policy space, and
+    E's state (actor 0's E, as saved) as the source of λ.
+
+    Args:
+        run_dir: A run folder (``config.json`` and ``checkpoints/``).
+        checkpoint: "latest" or a checkpoint file's path (inside ``run_dir``, unless
+            ``allow_foreign_checkpoint``).
+        policy: "population": λ ~ P_Λ per episode (E's exploratory draws included, what
+            training's evaluation plays); "greedy": E's greedy λ (highest value estimate).
+        device: Where the network runs ("cpu", "cuda", ...).
+        seed: Seed of action sampling and of E's λ draws (default: the run's seed + 2,000,003,
+            what ``gdi evaluate`` uses).
+        allow_foreign_checkpoint: Accept a checkpoint outside ``run_dir`` or from a run whose
+            environment, preset or architecture differ.
+    """
+    from gdi.envs import resolve_env
+    from gdi.runtime.components import build_controller, build_network, env_shapes
+    from gdi.runtime.evaluator import checkpoint_controller_state
+
+    if policy not in POLICIES:
+        raise ValueError(f"unknown policy {policy!r}; allowed: {', '.join(POLICIES)}")
+    config, path, payload = resolve_checkpoint(run_dir, checkpoint, allow_foreign_checkpoint)
+    env_config = resolve_env(config.env, **config.env_overrides)
+    shapes = env_shapes(env_config, config.seed)
+    net = build_network(config, shapes)
+    try:
+        net.load_state_dict(payload["learner"]["net"])
+    except (RuntimeError, KeyError) as err:
+        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise ValueError(
+            f"checkpoint {path}'s network does not fit run {run_dir}'s config ({first})"
+        ) from None
+    net.to(device)
+    seed = config.seed + 2_000_003 if seed is None else seed
+    controller = build_controller(config, seed)
+    state = checkpoint_controller_state(payload)
+    if state is not None:
+        controller.load_state_dict(state)
+    draw_lambda = controller.sample
+    if policy == "greedy":  # an E with no greedy λ (uniform) says so in one line
+        draw_lambda = controller.greedy().copy
+    return Agent(
+        net, config.policy_space, draw_lambda, seed, obs_shape=shapes.obs_shape,
+        num_actions=shapes.num_actions, policy=policy, env_config=env_config, config=config,
+        checkpoint=path, frames=int(payload["frames"]),
+    )

@@ -1,0 +1,175 @@
+"""gdi.load_agent: a run's network and E acting in a plain Gymnasium loop, the same acting that
+`gdi evaluate` uses, and one clear line for every way a run folder or checkpoint can be wrong."""
+
+import re
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+import gdi
+from gdi.cli import main
+from gdi.envs import make_vector_env
+from gdi.policy_space import get_policy_space
+from gdi.runtime.checkpoint import latest_checkpoint, load_checkpoint
+from gdi.runtime.components import build_controller
+from gdi.runtime.evaluator import checkpoint_controller_state, evaluate_checkpoint
+from gdi.runtime.sequences import compress_reward
+from gdi.runtime.wiring import train
+from tests.runtime.helpers import tiny_config
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("agent") / "run"
+    return train(tiny_config(frames=800), folder, show_progress=False, tensorboard=False).run_dir
+
+
+def test_act_is_pi_lambda_with_the_carried_lstm_state_previous_action_and_reward(run):
+    """Three steps by hand from the formula (network forward with the previous action and
+    compressed reward, π_λ, inverse-CDF sampling with the same generator), one episode ending
+    at the second step: the agent's actions and λ match."""
+    agent = gdi.load_agent(run, seed=11)
+    env = make_vector_env(agent.env_config, 3, seed=5)
+    obs, _ = env.reset()
+    agent.reset(env)
+    net, space = agent.net, get_policy_space(agent.config.policy_space)
+    rng = np.random.default_rng(11)
+    state, resets = net.initial_state(3), np.ones(3, dtype=bool)
+    prev_a, prev_r = np.zeros(3, dtype=np.int64), np.zeros(3, dtype=np.float32)
+    lambdas = agent.lambdas.copy()
+    fake_rewards = [np.array([1.0, 3.0, 0.0]), np.array([2.0, 1.0, 5.0]), np.zeros(3)]
+    fake_done = [np.zeros(3, bool), np.array([False, True, False]), np.zeros(3, bool)]
+    for step in range(3):
+        with torch.no_grad():
+            out, state = net(torch.from_numpy(obs)[None], torch.from_numpy(prev_a)[None],
+                             torch.from_numpy(prev_r)[None], torch.from_numpy(resets)[None],
+                             state)
+        probs = space.acting_probs(out.adv[:, 0].numpy(), lambdas)
+        cdf = np.cumsum(probs, axis=-1)
+        u = rng.random((3, 1)) * cdf[:, -1:]
+        expected = (cdf <= u).sum(axis=-1)
+        actions = agent.act(obs)
+        np.testing.assert_array_equal(actions, expected)
+        np.testing.assert_array_equal(agent.lambdas, lambdas)
+        obs, *_ = env.step(actions)
+        agent.observe(fake_rewards[step], fake_done[step], np.zeros(3, bool))
+        done = fake_done[step]
+        prev_a = np.where(done, 0, actions)
+        prev_r = np.where(done, 0.0, compress_reward(fake_rewards[step])).astype(np.float32)
+        resets = done
+        if done.any():  # a fresh λ for the ended episode only
+            assert not np.allclose(agent.lambdas[1], lambdas[1])
+            np.testing.assert_array_equal(agent.lambdas[[0, 2]], lambdas[[0, 2]])
+            lambdas = agent.lambdas.copy()
+    env.close()
+
+
+def test_evaluate_plays_what_a_plain_loop_plays(run):
+    """`evaluate_checkpoint` against a ten-line loop with the same seeds: equal returns."""
+    _, results = evaluate_checkpoint(run, episodes=3, envs=3, seed=7)
+    agent = gdi.load_agent(run, seed=7)
+    env = make_vector_env(agent.env_config, 3, seed=7)
+    obs, _ = env.reset(seed=7)
+    agent.reset(env)
+    returns, running = np.zeros(3), np.ones(3, dtype=bool)
+    while running.any():
+        obs, rewards, terminated, truncated, _ = env.step(agent.act(obs))
+        agent.observe(rewards, terminated, truncated)
+        returns += np.where(running, rewards, 0.0)
+        running &= ~(terminated | truncated)
+    env.close()
+    np.testing.assert_allclose([r["return"] for r in results], returns)
+
+
+def test_greedy_agent_plays_es_greedy_lambda_after_every_episode_end(run):
+    controller = build_controller(tiny_config(), 0)
+    controller.load_state_dict(checkpoint_controller_state(load_checkpoint(latest_checkpoint(run))))
+    agent = gdi.load_agent(run, policy="greedy")
+    agent.reset(2)
+    agent.act(np.zeros((2, 4), dtype=np.float32))
+    agent.observe(np.zeros(2), np.array([True, False]), np.zeros(2, bool))
+    np.testing.assert_allclose(agent.lambdas, np.stack([controller.greedy()] * 2), rtol=1e-6)
+
+
+def test_the_readme_example_runs(run):
+    """The README's "From Python" block, on a finished run."""
+    text = README.read_text()
+    block = re.search(r"## From Python\n.*?```python\n(.*?)```", text, re.S).group(1)
+    assert "gdi.load_agent" in block and len(block.strip().splitlines()) <= 12
+    namespace: dict = {}
+    exec(block.replace("runs/<run>", str(run)), namespace)
+    assert namespace["agent"].num_envs == 8
+
+
+def test_an_environment_with_other_spaces_is_one_line_naming_both(run):
+    agent = gdi.load_agent(run)
+    env = make_vector_env("minatar:breakout", 2, seed=0)
+    with pytest.raises(ValueError, match=r"observations of shape \(4, 10, 10\).*CartPole-v1.*\(4,\)"):
+        agent.reset(env)
+    env.close()
+    agent.reset(2)
+    with pytest.raises(ValueError, match=r"observations have shape \(2, 5\); expected \(2, 4\)"):
+        agent.act(np.zeros((2, 5), dtype=np.float32))
+
+
+def _one_line_error(argv, capsys) -> str:
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert "Traceback" not in err and len(err.splitlines()) == 1, err
+    return err
+
+
+def test_a_folder_that_is_not_a_run(tmp_path, capsys):
+    with pytest.raises(FileNotFoundError, match="not a gdi run folder"):
+        gdi.load_agent(tmp_path)
+    assert "not a gdi run folder" in _one_line_error(["evaluate", str(tmp_path / "nope")], capsys)
+
+
+def test_a_missing_or_corrupt_checkpoint(run, tmp_path, capsys):
+    copy = tmp_path / "copy"
+    shutil.copytree(run, copy)
+    missing = copy / "checkpoints" / "ckpt_000000000001.pt"
+    assert f"no checkpoint at {missing}" in _one_line_error(
+        ["evaluate", str(copy), "--checkpoint", str(missing)], capsys)
+    latest = latest_checkpoint(copy)
+    latest.write_bytes(latest.read_bytes()[:100])
+    with pytest.raises(ValueError, match=f"checkpoint {latest} is truncated or corrupt"):
+        gdi.load_agent(copy)
+    for path in (copy / "checkpoints").iterdir():
+        path.unlink()
+    with pytest.raises(FileNotFoundError, match="has no checkpoints"):
+        gdi.load_agent(copy)
+
+
+def test_a_checkpoint_from_outside_the_run_is_refused_unless_allowed(run, tmp_path, capsys):
+    other = train(tiny_config(frames=400, seed=4), tmp_path / "other", show_progress=False,
+                  tensorboard=False).run_dir
+    foreign = latest_checkpoint(other)
+    err = _one_line_error(["evaluate", str(run), "--checkpoint", str(foreign)], capsys)
+    assert f"checkpoint {foreign} lies outside run {run}" in err
+    assert "--allow-foreign-checkpoint" in err
+    assert not (run / "eval" / f"{foreign.stem}.json").exists()
+    main(["evaluate", str(run), "--checkpoint", str(foreign), "--episodes", "2", "--envs", "2",
+          "--allow-foreign-checkpoint"])
+    assert (run / "eval" / f"{foreign.stem}.json").exists()
+    (run / "eval" / f"{foreign.stem}.json").unlink()  # the module's run stays its own
+
+
+def test_a_checkpoint_of_another_architecture_is_refused_naming_the_fields(tmp_path, capsys):
+    small = train(tiny_config(frames=400), tmp_path / "small", show_progress=False,
+                  tensorboard=False).run_dir
+    wide = train(tiny_config(frames=400, lstm_units=24), tmp_path / "wide",
+                 show_progress=False, tensorboard=False).run_dir
+    planted = small / "checkpoints" / "ckpt_999999999999.pt"
+    shutil.copy(latest_checkpoint(wide), planted)
+    err = _one_line_error(["evaluate", str(small)], capsys)  # "latest" is the planted one
+    assert "saved by another kind of run" in err and "lstm_units=24 (run: 16)" in err
+    err = _one_line_error(["evaluate", str(small), "--allow-foreign-checkpoint"], capsys)
+    assert f"checkpoint {planted}'s network does not fit run {small}'s config" in err
