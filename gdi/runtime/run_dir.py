@@ -58,6 +58,19 @@ LOCK_FILE = ".lock"
 #: What config.json holds beside the Config's fields.
 RECORD_EXTRAS = ("name", "env_settings", "provenance")
 
+#: Config fields added after run folders were first written, each with the value that gives
+#: the behaviour runs had before the field existed. Only these are filled in when a
+#: config.json lacks them (they say where and how a run runs, never what it learns); any other
+#: missing field is an error.
+FIELDS_ADDED_LATER = {
+    "ray_address": "",
+    "ray_cpus_per_actor": 1.0,
+    "ray_placement": "spread",
+    "actor_failures_max": 3,
+    "actor_failure_window_s": 600.0,
+    "skipped_updates_max": 100,
+}
+
 
 def create_run_dir(path: Path) -> Path:
     """Create a new run folder (and its parents). A folder that exists is never reused; one
@@ -161,7 +174,8 @@ def read_config(run_dir: Path) -> tuple[Config, dict]:
     """The run's Config and the full record (with env settings and provenance).
 
     Every Config field must be in the file: a missing one is an error naming it, never filled
-    from today's defaults (a run resumed with another batch size or network is another run).
+    from today's defaults (a run resumed with another batch size or network is another run),
+    except the runtime fields added since runs were first written (``FIELDS_ADDED_LATER``).
     A file that is not JSON, not an object, or holds a bad value is a ValueError naming the
     file and the problem."""
     path = Path(run_dir) / "config.json"
@@ -175,6 +189,7 @@ def read_config(run_dir: Path) -> tuple[Config, dict]:
         raise ValueError(f"{path} must hold a JSON object of config fields, "
                          f"not a {type(record).__name__}")
     fields = {k: v for k, v in record.items() if k not in RECORD_EXTRAS}
+    fields = {**{k: v for k, v in FIELDS_ADDED_LATER.items() if k not in fields}, **fields}
     missing = [f.name for f in dataclasses.fields(Config) if f.name not in fields]
     if missing:
         raise ValueError(

@@ -2,6 +2,7 @@
 read back strictly (never filled from today's defaults), folders that cannot be created, and
 JSON-lines files cut short by a crash."""
 
+import dataclasses
 import errno
 import json
 import subprocess
@@ -98,6 +99,22 @@ def test_a_missing_field_is_an_error_never_todays_default(tmp_path, capsys, fiel
     (run / "config.json").write_text(json.dumps(record))
     err = one_line_error(["train", "--resume", str(run)], capsys)
     assert f"lacks the field(s) {field}" in err and "config.json" in err
+
+
+def test_a_run_written_before_the_runtime_fields_existed_still_reads(tmp_path):
+    # A config.json from before the Ray and fault fields: those (and only those) take the
+    # value that reproduces how the run ran; everything it learns with is the file's.
+    from gdi.runtime.run_dir import FIELDS_ADDED_LATER
+
+    run = saved_run(tmp_path)
+    record = json.loads((run / "config.json").read_text())
+    written = read_config(run)[0]
+    for name in FIELDS_ADDED_LATER:
+        del record[name]
+    (run / "config.json").write_text(json.dumps(record))
+    config, _ = read_config(run)
+    assert config == written.replace(**FIELDS_ADDED_LATER)
+    assert set(FIELDS_ADDED_LATER) <= {f.name for f in dataclasses.fields(config)}
 
 
 def test_a_bad_value_in_config_json_names_the_file(tmp_path):
