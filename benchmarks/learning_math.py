@@ -28,6 +28,7 @@ from unittest import mock
 import torch
 
 from gdi.learning import LossBatch, LossConfig, LossOutputs, loss, retrace, vtrace
+from gdi.learning.auxiliary import dynamics_losses
 from gdi.learning.vtrace import VTraceReturns
 
 NUM_STEPS, BATCH_SIZE, NUM_ACTIONS = 80, 64, 18
@@ -151,7 +152,7 @@ def network_forward_backward(build, torso: str, num_families: int, batch_size: i
     def run() -> None:
         net.zero_grad(set_to_none=True)
         outputs, _ = net(*inputs)
-        aux = net.auxiliary_losses(outputs, actions, valid)
+        aux = dynamics_losses(*net.dynamics_predictions(outputs, actions, valid), actions, valid)
         (outputs.adv.sum() + outputs.value.sum() + sum(aux.values())).backward()
 
     return run

@@ -31,6 +31,7 @@ from collections.abc import Callable
 import torch
 from torch import nn
 
+from gdi.learning.auxiliary import dynamics_losses
 from gdi.nets import LSTMCore, build
 
 #: torso → (obs_shape, obs dtype, num_actions) of the environments each is meant for.
@@ -125,7 +126,8 @@ def bench_learning(torso: str, families: int, batch: int, iters: int) -> float:
         with torch.no_grad():
             _, state = net(obs[:b], prev_action[:b], prev_reward[:b], reset[:b], state0)
         outputs, _ = net(obs[b:], prev_action[b:], prev_reward[b:], reset[b:], state)
-        aux = net.auxiliary_losses(outputs, actions[b:], valid)
+        aux = dynamics_losses(*net.dynamics_predictions(outputs, actions[b:], valid), actions[b:],
+                              valid)
         # A stand-in for the GDI loss (cheap next to the network): every output gets gradient.
         loss = outputs.adv.square().mean() + outputs.value.square().mean() + sum(aux.values())
         loss.backward()

@@ -25,6 +25,7 @@ import numpy as np
 import torch
 
 from gdi.envs import make_vector_env, resolve_env
+from gdi.learning.auxiliary import dynamics_losses
 from gdi.presets import resolve_config
 from gdi.runtime.actor import Actor, sample_actions
 from gdi.runtime.components import build_controller, build_network, env_shapes
@@ -130,8 +131,9 @@ def learner_ratio(config, blocks: int, steps: int) -> tuple[float, float]:
             out, _ = plain_net(t["obs"][burn:], t["prev_actions"][burn:],
                                t["prev_rewards"][burn:], t["resets"][burn:], state)
             # The same network includes the auxiliary dynamics heads (paper table: yes).
-            aux = plain_net.auxiliary_losses(out, t["actions"][burn:],
-                                             1.0 - t["dones"][burn:].float())
+            actions, valid = t["actions"][burn:], 1.0 - t["dones"][burn:].float()
+            aux = dynamics_losses(*plain_net.dynamics_predictions(out, actions, valid), actions,
+                                  valid)
             loss = out.adv.square().mean() + out.value.square().mean() + sum(aux.values())
             optimizer.zero_grad()
             loss.backward()

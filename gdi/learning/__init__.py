@@ -35,6 +35,6 @@ __all__ = [
 ]
 
 # Re-exports of gdi.learning.auxiliary follow (import + `__all__ += [...]`, so ruff's F401 holds).
-from gdi.learning.auxiliary import forward_dynamics_loss, inverse_dynamics_loss
+from gdi.learning.auxiliary import dynamics_losses, forward_dynamics_loss, inverse_dynamics_loss
 
-__all__ += ["forward_dynamics_loss", "inverse_dynamics_loss"]
+__all__ += ["dynamics_losses", "forward_dynamics_loss", "inverse_dynamics_loss"]

@@ -3,8 +3,9 @@ e_{t+1}), masked at episode ends.
 
 Paper: App. "Hyperparameters", rows "Auxiliary Forward Dynamic Task: Yes" and "Auxiliary
 Inverse Dynamic Task: Yes" (the paper gives no architecture or weight; gdi's choices are in
-docs/paper-choices.md). The heads that produce the predictions live in ``gdi.nets.dynamics``;
-``GDINetwork.auxiliary_losses`` runs them and calls these functions.
+docs/paper-choices.md). The heads that produce the predictions live in ``gdi.nets.dynamics``
+(``GDINetwork.dynamics_predictions`` runs them); ``dynamics_losses`` turns every family's
+predictions into the two losses.
 
 Naming convention of ``gdi.learning`` (see ``gdi.learning.vtrace``): row t is the transition
 ``x_t --a_t--> x_{t+1}``. ``valid[t]`` is a 0/1 float mask (or non-negative weights) that is 0
@@ -21,7 +22,7 @@ import torch.nn.functional as F
 
 from gdi.learning.vtrace import check_time_major
 
-__all__ = ["forward_dynamics_loss", "inverse_dynamics_loss"]
+__all__ = ["dynamics_losses", "forward_dynamics_loss", "inverse_dynamics_loss"]
 
 
 def _masked_mean(per_step: torch.Tensor, valid: torch.Tensor) -> torch.Tensor:
@@ -106,3 +107,41 @@ def forward_dynamics_loss(
     error = _zero_masked(predicted, valid) - _zero_masked(target.detach(), valid)
     squared_error = error.pow(2).mean(dim=-1)
     return _masked_mean(squared_error, valid)
+
+
+def dynamics_losses(
+    inverse_logits: torch.Tensor, forward: torch.Tensor, next_embedding: torch.Tensor,
+    actions: torch.Tensor, valid: torch.Tensor,
+) -> dict[str, torch.Tensor]:
+    """Both auxiliary losses of F families, each family's masked mean summed over families,
+    so that each family's parameters get exactly the gradient of their own losses (as the main
+    losses, summed in ``gdi.learning.loss``).
+
+    Args:
+      inverse_logits: ``[F, T, B, A]`` float, each family's inverse-head logits for a_t.
+      forward: ``[F, T, B, E]`` float, each family's forward prediction of e_{t+1}.
+      next_embedding: ``[F, T, B, E]`` float, each family's e_{t+1} (detached here).
+      actions: ``[T, B]`` integer, a_t.
+      valid: ``[T, B]`` float, 0 where x_{t+1} starts a new episode.
+
+    Returns:
+      ``{"inverse_dynamics": scalar, "forward_dynamics": scalar}``.
+    """
+    for name, tensor in (("inverse_logits", inverse_logits), ("forward", forward),
+                         ("next_embedding", next_embedding)):
+        if not isinstance(tensor, torch.Tensor) or tensor.dim() != 4:
+            got = tuple(tensor.shape) if isinstance(tensor, torch.Tensor) else type(tensor)
+            raise ValueError(f"{name} must be [F, T, B, N], got {got}")
+    if not inverse_logits.shape[0] == forward.shape[0] == next_embedding.shape[0]:
+        raise ValueError(
+            f"inverse_logits, forward and next_embedding must have the same number of families"
+            f", got {inverse_logits.shape[0]}, {forward.shape[0]}, {next_embedding.shape[0]}"
+        )
+    families = range(inverse_logits.shape[0])
+    return {
+        "inverse_dynamics": torch.stack(
+            [inverse_dynamics_loss(inverse_logits[f], actions, valid) for f in families]).sum(),
+        "forward_dynamics": torch.stack(
+            [forward_dynamics_loss(forward[f], next_embedding[f], valid) for f in families]
+        ).sum(),
+    }

@@ -4,7 +4,7 @@ dynamics heads, for one parameter family (GDI-I) or two (GDI-H).
 Paper: App. "Algorithm Pseudocode" (Eqs. "i3/h3 casa equ") and App. "Hyperparameters"
 (IMPALA deep backbone, LSTM 256, burn-in 40 + sequence 80 with stored state, auxiliary forward
 and inverse dynamics). The runtime calls :func:`build` and the :class:`GDINetwork` methods
-``initial_state``, ``forward`` and ``auxiliary_losses``.
+``initial_state``, ``forward`` and ``dynamics_predictions``.
 """
 
 from gdi.nets.core import LSTMCore

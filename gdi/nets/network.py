@@ -10,7 +10,8 @@ One family is, as in R2D2 (Kapturowski et al. 2019) on an IMPALA torso:
     obs[t] ── torso ── e_t ───────┐
     one-hot prev_action[t] ───────┼── LSTM ── h_t ──┬── head → A(s_t, ·)  [A]
     prev_reward[t] ───────────────┘                 └── head → V(s_t)     [1]
-    (e_t, e_{t+1}, a_t) ── dynamics heads → auxiliary losses (training only)
+    (e_t, e_{t+1}, a_t) ── dynamics heads → predictions (training only; the losses are
+                                             gdi.learning.auxiliary's)
 
 A head is one linear layer (``head_hidden=0``) or, as R2D2's dueling heads, a hidden ReLU
 layer of ``head_hidden`` units and then a linear layer. The paper does not describe its
@@ -39,12 +40,11 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from gdi.learning.auxiliary import forward_dynamics_loss, inverse_dynamics_loss
 from gdi.nets.core import LSTMCore
 from gdi.nets.dynamics import ForwardDynamicsHead, InverseDynamicsHead
 from gdi.nets.torsos import TORSOS, make_torso, preprocess_observations
 
-__all__ = ["FamilyNetwork", "GDINetwork", "NetOutputs", "build"]
+__all__ = ["DynamicsPredictions", "FamilyNetwork", "GDINetwork", "NetOutputs", "build"]
 
 
 
@@ -54,6 +54,14 @@ class NetOutputs(NamedTuple):
     adv: torch.Tensor  # [F, T, B, A] advantages A_θf(s_t, ·)
     value: torch.Tensor  # [F, T, B] V_θf(s_t)
     embedding: torch.Tensor  # [F, T, B, E] torso outputs e_t, input of the dynamics heads
+
+
+class DynamicsPredictions(NamedTuple):
+    """The auxiliary heads' predictions over ``T − 1`` transitions, family-major."""
+
+    inverse_logits: torch.Tensor  # [F, T − 1, B, A] logits of a_t from (e_t, e_{t+1})
+    forward: torch.Tensor  # [F, T − 1, B, E] ê_{t+1} from (e_t, one-hot a_t)
+    next_embedding: torch.Tensor  # [F, T − 1, B, E] e_{t+1}, the forward target
 
 
 class FamilyNetwork(nn.Module):
@@ -236,25 +244,21 @@ class GDINetwork(nn.Module):
         new_state = torch.stack([out[3] for out in per_family], dim=1)
         return NetOutputs(adv, value, embedding), new_state
 
-    def auxiliary_losses(
+    def dynamics_predictions(
         self, outputs: NetOutputs, actions: torch.Tensor, valid: torch.Tensor
-    ) -> dict[str, torch.Tensor]:
-        """Inverse and forward dynamics losses on ``outputs.embedding`` (empty when aux=False).
+    ) -> DynamicsPredictions | None:
+        """What the inverse and forward dynamics heads predict from ``outputs.embedding``
+        (None when the network has no auxiliary heads); the losses are
+        ``gdi.learning.auxiliary.dynamics_losses``.
 
         Alignment: with T observations in ``outputs``, row t of ``actions [T − 1, B]`` (integer)
         is a_t, the action taken at ``obs[t]``, and ``valid [T − 1, B]`` (float) is 0 where
-        ``obs[t + 1]`` starts a new episode (the learner passes 1 − done). So for t < T − 1:
-        the inverse head predicts a_t from (e_t, e_{t+1}) and the forward head predicts
-        e_{t+1} (detached) from (e_t, one-hot a_t). Each family's masked mean losses
-        (``gdi.learning.auxiliary``) are summed over families, so each family's parameters get
-        exactly the gradient of their own losses (as the main losses, summed in
-        ``gdi.learning.loss``).
-
-        Returns:
-          ``{"inverse_dynamics": scalar, "forward_dynamics": scalar}``.
+        ``obs[t + 1]`` starts a new episode (the learner passes 1 − done). So for t < T − 1,
+        per family f: the inverse head predicts a_t from (e_t, e_{t+1}) and the forward head
+        predicts e_{t+1} from (e_t, one-hot a_t).
         """
         if not self.aux:
-            return {}
+            return None
         embedding = outputs.embedding
         if not isinstance(embedding, torch.Tensor) or embedding.dim() != 4 or (
             embedding.shape[0] != self.families or embedding.shape[3] != self.embedding_size
@@ -267,7 +271,8 @@ class GDINetwork(nn.Module):
         num_steps, batch = embedding.shape[1:3]
         if num_steps < 2:
             raise ValueError(
-                f"auxiliary losses need T >= 2 observations (a transition), got T = {num_steps}"
+                f"dynamics predictions need T >= 2 observations (a transition), got T = "
+                f"{num_steps}"
             )
         _check_tensor("actions", actions, (num_steps - 1, batch), "int")
         _check_tensor("valid", valid, (num_steps - 1, batch), "float")
@@ -276,14 +281,9 @@ class GDINetwork(nn.Module):
         inverse, forward = [], []
         for f, net in enumerate(self.family_nets):
             e_t, e_tp1 = embedding[f, :-1], embedding[f, 1:]
-            inverse.append(inverse_dynamics_loss(net.inverse_dynamics(e_t, e_tp1), actions, valid))
-            forward.append(
-                forward_dynamics_loss(net.forward_dynamics(e_t, safe_actions), e_tp1, valid)
-            )
-        return {
-            "inverse_dynamics": torch.stack(inverse).sum(),
-            "forward_dynamics": torch.stack(forward).sum(),
-        }
+            inverse.append(net.inverse_dynamics(e_t, e_tp1))
+            forward.append(net.forward_dynamics(e_t, safe_actions))
+        return DynamicsPredictions(torch.stack(inverse), torch.stack(forward), embedding[:, 1:])
 
 
 def build(

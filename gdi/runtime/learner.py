@@ -14,7 +14,7 @@ import numpy as np
 import torch
 
 from gdi.config import Config
-from gdi.learning import LossBatch, LossConfig, LossOutputs
+from gdi.learning import LossBatch, LossConfig, LossOutputs, dynamics_losses
 from gdi.learning import loss as gdi_loss
 from gdi.learning.schedule import optimizer_schedule
 from gdi.runtime.sequences import SequenceBatch
@@ -85,9 +85,9 @@ class Learner:
         )
         actions = t["actions"][burn:]
         not_done = 1.0 - t["dones"][burn:].float()
-        aux_losses = (
-            self.net.auxiliary_losses(outputs, actions, not_done) if cfg.aux_tasks else {}
-        )
+        predictions = self.net.dynamics_predictions(outputs, actions, not_done) \
+            if cfg.aux_tasks else None
+        aux_losses = {} if predictions is None else dynamics_losses(*predictions, actions, not_done)
         loss, metrics = gdi_loss(
             LossOutputs(adv=outputs.adv, value=outputs.value, aux_losses=aux_losses),
             LossBatch(

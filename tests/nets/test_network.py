@@ -10,10 +10,16 @@ import itertools
 import pytest
 import torch
 
+from gdi.learning.auxiliary import dynamics_losses
 from gdi.nets import NetOutputs, build
 from tests.nets.helpers import LSTM_UNITS, TINY, random_inputs, tiny_net
 
 TORSO_FAMILIES = list(itertools.product(TINY, (1, 2)))
+
+
+def aux_losses(net, outputs, actions, valid) -> dict:
+    """The learner's auxiliary losses: the network's predictions, gdi.learning's losses."""
+    return dynamics_losses(*net.dynamics_predictions(outputs, actions, valid), actions, valid)
 
 
 @pytest.mark.parametrize(("torso", "families"), TORSO_FAMILIES)
@@ -183,7 +189,7 @@ def test_auxiliary_gradient_reaches_heads_and_torso(families):
     net = tiny_net("minatar", families)
     inputs, actions, valid = aux_batch(net)
     outputs, _ = net(*inputs)
-    losses = net.auxiliary_losses(outputs, actions, valid)
+    losses = aux_losses(net, outputs, actions, valid)
     assert set(losses) == {"inverse_dynamics", "forward_dynamics"}
     assert all(loss.dim() == 0 and torch.isfinite(loss) for loss in losses.values())
     sum(losses.values()).backward()
@@ -203,13 +209,13 @@ def test_forward_dynamics_target_is_detached():
         outputs, _ = net(*inputs)
     embedding = outputs.embedding.clone().requires_grad_(True)
     leaf_outputs = outputs._replace(embedding=embedding)
-    net.auxiliary_losses(leaf_outputs, actions, valid)["forward_dynamics"].backward()
+    aux_losses(net, leaf_outputs, actions, valid)["forward_dynamics"].backward()
     # e_{T−1} is only ever a forward-dynamics *target*: no gradient; every e_t, t < T−1, is an
     # input of the forward head and gets some.
     assert torch.equal(embedding.grad[:, -1], torch.zeros_like(embedding.grad[:, -1]))
     assert (embedding.grad[:, :-1].abs().sum(dim=-1) > 0).all()
     embedding.grad = None
-    net.auxiliary_losses(leaf_outputs, actions, valid)["inverse_dynamics"].backward()
+    aux_losses(net, leaf_outputs, actions, valid)["inverse_dynamics"].backward()
     assert (embedding.grad[:, -1].abs().sum(dim=-1) > 0).all()  # inverse: e_{t+1} is an input
 
 
@@ -222,7 +228,7 @@ def test_auxiliary_losses_equal_the_heads_and_pure_losses():
     actions[2, 1] = -1  # masked: a placeholder never read
     with torch.no_grad():
         outputs, _ = net(*inputs)
-        losses = net.auxiliary_losses(outputs, actions, valid)
+        losses = aux_losses(net, outputs, actions, valid)
         safe = actions.clamp_min(0)
         inv = fwd = 0.0
         for f, family in enumerate(net.family_nets):
@@ -238,7 +244,7 @@ def test_no_aux_means_no_heads_and_no_losses():
     assert not any("dynamics" in name for name, _ in net.named_parameters())
     inputs, actions, valid = aux_batch(net)
     outputs, _ = net(*inputs)
-    assert net.auxiliary_losses(outputs, actions, valid) == {}
+    assert net.dynamics_predictions(outputs, actions, valid) is None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -321,14 +327,14 @@ def test_forward_rejects_bad_arguments(position, name, bad):
         net(*inputs)
 
 
-def test_auxiliary_losses_reject_bad_alignment():
+def test_dynamics_predictions_reject_bad_alignment():
     net = tiny_net("mlp")
     inputs, actions, valid = aux_batch(net, num_steps=4)
     outputs, _ = net(*inputs)
     with pytest.raises(ValueError, match="actions"):
-        net.auxiliary_losses(outputs, inputs[1], valid)  # T rows instead of T − 1
+        net.dynamics_predictions(outputs, inputs[1], valid)  # T rows instead of T − 1
     with pytest.raises(ValueError, match="valid"):
-        net.auxiliary_losses(outputs, actions, valid.bool())
+        net.dynamics_predictions(outputs, actions, valid.bool())
     with pytest.raises(ValueError, match="T >= 2"):
-        net.auxiliary_losses(outputs._replace(embedding=outputs.embedding[:, :1]),
-                             actions[:0], valid[:0])
+        net.dynamics_predictions(outputs._replace(embedding=outputs.embedding[:, :1]),
+                                 actions[:0], valid[:0])
