@@ -155,7 +155,10 @@ class Config:
     """Frames between rows of metrics.jsonl / TensorBoard (frames, not seconds, so that a
     seeded inline run writes the same rows every time)."""
     checkpoint_every_s: float = 600.0
-    """Seconds between checkpoints (also written at the end and on SIGINT/SIGTERM)."""
+    """Seconds between checkpoints (also written at the end and on SIGINT/SIGTERM/SIGHUP)."""
+    checkpoint_every_frames: int = 1_000_000
+    """Frames between checkpoints, whichever of this and checkpoint_every_s comes first: a
+    crash (kill -9, out of memory, power cut) loses at most this many frames of training."""
     eval_every: int = 250_000
     """Frames between periodic evaluations (0 disables them)."""
     eval_episodes: int = 32
@@ -232,6 +235,7 @@ def _validate(cfg: Config) -> None:
         cfg, "frames", "num_actors", "envs_per_actor", "pull_every", "lstm_units", "seq_len",
         "seq_stride", "batch_size", "replay", "replay_capacity", "learning_rate", "adam_eps",
         "max_grad_norm", "push_every", "log_every", "checkpoint_every_s", "eval_episodes",
+        "checkpoint_every_frames",
         "keep_checkpoints", "clip_rho", "clip_c", "reservoir_stages", "ray_cpus_per_actor",
         "actor_failure_window_s", "skipped_updates_max",
     )

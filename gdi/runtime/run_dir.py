@@ -59,9 +59,10 @@ LOCK_FILE = ".lock"
 RECORD_EXTRAS = ("name", "env_settings", "provenance")
 
 #: Config fields added after run folders were first written, each with the value that gives
-#: the behaviour runs had before the field existed. Only these are filled in when a
-#: config.json lacks them (they say where and how a run runs, never what it learns); any other
-#: missing field is an error.
+#: the behaviour runs had before the field existed (checkpoint_every_frames: today's default;
+#: before it, only checkpoint_every_s bounded the work a crash loses). Only these are filled in
+#: when a config.json lacks them (they say where and how a run runs, never what it learns); any
+#: other missing field is an error.
 FIELDS_ADDED_LATER = {
     "ray_address": "",
     "ray_cpus_per_actor": 1.0,
@@ -69,6 +70,7 @@ FIELDS_ADDED_LATER = {
     "actor_failures_max": 3,
     "actor_failure_window_s": 600.0,
     "skipped_updates_max": 100,
+    "checkpoint_every_frames": 1_000_000,
 }
 
 
@@ -201,6 +203,22 @@ def read_config(run_dir: Path) -> tuple[Config, dict]:
     except (TypeError, ValueError) as err:
         raise ValueError(f"{path}: {err}") from None
     return config, record
+
+
+def frames_written(path: Path) -> int:
+    """The most frames any row of ``path`` (metrics.jsonl, meta.jsonl) records; 0 if none.
+    Lines that are not JSON rows (a write cut short) are passed over."""
+    path = Path(path)
+    reached = 0
+    if path.is_file():
+        for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+            try:
+                row = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(row, dict) and isinstance(row.get("frames"), int):
+                reached = max(reached, row["frames"])
+    return reached
 
 
 def drop_rows_after(path: Path, frames: int) -> list[str]:

@@ -77,6 +77,7 @@ class Trainer:
         self._last_log_frames = 0
         self._last_log_steps = 0
         self._last_checkpoint_time = time.monotonic()
+        self._last_checkpoint_frames = 0
         self.messages: list[str] = []  # warnings for the user (printed by the loop)
         self.learner_intact = True  # False while a learner step is under way
         self._skipped_in_a_row = 0
@@ -256,7 +257,10 @@ class Trainer:
         return {"mean_return": mean_return, "episodes": results}
 
     def checkpoint_due(self) -> bool:
-        return time.monotonic() - self._last_checkpoint_time >= self.config.checkpoint_every_s
+        """Every checkpoint_every_s seconds or checkpoint_every_frames frames, whichever first."""
+        return (time.monotonic() - self._last_checkpoint_time >= self.config.checkpoint_every_s
+                or self.frames - self._last_checkpoint_frames
+                >= self.config.checkpoint_every_frames)
 
     def save(self, extra: dict | None = None) -> Path:
         """Write a checkpoint. The format is the same whatever the backend: the config, the
@@ -290,10 +294,11 @@ class Trainer:
         if self.reservoir is not None:
             self.reservoir.save(self.run_dir / OBSERVATIONS_FILE)
         self._last_checkpoint_time = time.monotonic()
+        self._last_checkpoint_frames = self.frames
         return path
 
     def restore(self, payload: dict) -> None:
-        self.frames = payload["frames"]
+        self.frames = self._last_checkpoint_frames = payload["frames"]
         self.learner.load_state_dict(payload["learner"])
         t = payload["trainer"]
         self.episodes, self.next_log, self.next_eval = t["episodes"], t["next_log"], t["next_eval"]

@@ -33,6 +33,7 @@ from gdi.runtime.run_dir import (
     create_run_dir,
     default_run_name,
     drop_rows_after,
+    frames_written,
     write_config,
 )
 from gdi.runtime.stop import StopRequest
@@ -45,7 +46,7 @@ from gdi.runtime.trainer import Trainer
 RESUMABLE_FIELDS = (
     "frames", "backend", "ray_address", "ray_cpus_per_actor", "ray_placement", "torch_threads",
     "learner_device", "actor_failures_max", "actor_failure_window_s", "checkpoint_every_s",
-    "keep_checkpoints",
+    "checkpoint_every_frames", "keep_checkpoints",
 )
 
 
@@ -118,8 +119,14 @@ def _train(config: Config, run_dir: Path | str | None, resume: bool, stop: StopR
         if changes:
             write_config(run_dir, config, env_config.as_dict())
         notes += changes
-        for name in ("metrics.jsonl", "meta.jsonl"):
-            notes += drop_rows_after(run_dir / name, payload["frames"])
+        rows = [run_dir / "metrics.jsonl", run_dir / "meta.jsonl"]
+        reached = max(frames_written(path) for path in rows)
+        if reached > payload["frames"]:
+            notes.append(f"resuming from the checkpoint at {payload['frames']:,} frames; the "
+                         f"run had reached {reached:,}, so {reached - payload['frames']:,} "
+                         "frames are redone")
+        for path in rows:
+            notes += drop_rows_after(path, payload["frames"])
     else:
         run_dir = create_run_dir(Path(run_dir) if run_dir else Path("runs") / default_run_name(config))
         lock.acquire(run_dir)

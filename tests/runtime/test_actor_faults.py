@@ -106,3 +106,34 @@ def test_sigkill_of_the_learner_leaves_no_actor_process(tmp_path):
     for pid in survivors:  # clean up before failing
         os.kill(pid, signal.SIGKILL)
     assert not survivors, f"processes left behind: {survivors}"
+
+
+def test_sigkill_of_the_learner_loses_at_most_checkpoint_every_frames(tmp_path):
+    from gdi.runtime.run_dir import frames_written
+
+    run = tmp_path / "run"
+    bound = 2000
+    cmd = [sys.executable, "-m", "gdi.cli", "train", "--env", "gym:CartPole-v1",
+           "--frames", "10000000", "--run-dir", str(run), "--no-report",
+           "--set", *TINY, f"checkpoint_every_frames={bound}", "checkpoint_every_s=1e9"]
+    learner = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 120
+        while frames_written(run / "meta.jsonl") < 4 * bound + bound // 2:  # mid-interval
+            assert learner.poll() is None and time.monotonic() < deadline
+            time.sleep(0.1)
+    finally:
+        learner.kill()
+        learner.wait()
+    reached = max(frames_written(run / "metrics.jsonl"), frames_written(run / "meta.jsonl"))
+    saved = load_checkpoint(latest_checkpoint(run))["frames"]
+    # The driver checks after each window: one window (4 envs × 4 steps) past the bound at most.
+    assert 0 < reached - saved <= bound + 16, (reached, saved)
+
+    resumed = subprocess.run(
+        [sys.executable, "-m", "gdi.cli", "train", "--resume", str(run), "--frames",
+         str(reached + 400), "--no-report"], capture_output=True, text=True, timeout=300)
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"resuming from the checkpoint at {saved:,} frames; the run had reached " \
+           f"{reached:,}, so {reached - saved:,} frames are redone" in \
+           resumed.stdout + resumed.stderr
