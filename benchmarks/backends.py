@@ -10,6 +10,7 @@ equal actors (target: ≥ 0.9).
 
     .venv/bin/python -m benchmarks.backends [--env minatar:breakout] [--frames 200000]
         [--backends inline,local,ray] [--actors 1,2] [--repeats 1]
+        [--ship-envs minatar:breakout,ale:Breakout] [--ship-only]
 """
 
 from __future__ import annotations
@@ -124,7 +125,19 @@ def main() -> None:
     parser.add_argument("--backends", default="inline,local,ray")
     parser.add_argument("--actors", default="1,2")
     parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--ship-envs", default=None,
+                        help="environments whose window is shipped (default: --env)")
+    parser.add_argument("--ship-only", action="store_true", help="skip the training runs")
     args = parser.parse_args()
+    if not args.ship_only:
+        compare_backends(args)
+    for env in (args.ship_envs or args.env).split(","):
+        print("\none window of", env)
+        for item in window_shipping(env):
+            print(f"  {item['path']:<32} {item['bytes'] / 1e6:7.3f} MB  {item['ms']:7.3f} ms")
+
+
+def compare_backends(args) -> None:
     rates = []
     with tempfile.TemporaryDirectory() as root:
         for repeat in range(args.repeats):
@@ -143,9 +156,6 @@ def main() -> None:
         if "local" in mean:
             for backend in sorted(mean):
                 print(f"  {actors} actors: {backend}/local = {mean[backend] / mean['local']:.3f}")
-    print("\none window of", args.env)
-    for item in window_shipping(args.env):
-        print(f"  {item['path']:<32} {item['bytes'] / 1e6:7.3f} MB  {item['ms']:7.3f} ms")
 
 
 if __name__ == "__main__":

@@ -25,8 +25,8 @@ BAD_PARTS = [
      r"E reaches eps in \[0, 2\], but policy space 'epsilon_greedy' takes eps in \[0, 1\]"),
     ([f"learner_device=cuda:{torch.cuda.device_count()}"],
      rf"learner_device: 'cuda:{torch.cuda.device_count()}' is not usable by this torch.*"
-     r"allowed here: cpu"),
-    (["learner_device=tpu"], r"learner_device: unknown device 'tpu'; allowed: cpu, cuda, cuda:N"),
+     r"allowed here: auto, cpu"),
+    (["learner_device=tpu"], r"learner_device: unknown device 'tpu'; allowed: auto, cpu, cuda, cuda:N"),
 ]
 
 
