@@ -29,8 +29,11 @@ from gdi.runtime.wiring import train
 
 
 def training_rate(env: str, backend: str, actors: int, frames: int, root: Path) -> dict:
+    # One learner thread on every backend (the local default on 2 cores): the comparison is
+    # of how windows and parameters travel, not of the learner's threads (which also thrash
+    # when another process holds a core).
     config = resolve_config("gdi-i3", env, frames=frames, backend=backend).replace(
-        num_actors=actors, eval_every=0, eval_episodes=1)
+        num_actors=actors, eval_every=0, eval_episodes=1, torch_threads=1)
     run_dir = root / f"{backend}-{actors}"
     start = time.perf_counter()
     train(config, run_dir, show_progress=False, tensorboard=False)
