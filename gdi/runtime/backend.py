@@ -16,6 +16,7 @@ process per actor, shared memory), ``ray`` (Ray actors on any number of nodes).
 from __future__ import annotations
 
 import importlib
+import time
 from typing import Protocol
 
 import torch
@@ -110,3 +111,52 @@ class FailureBudget:
                 f"{len(self.times)} actor failures within {self.window_s:g} s (more than "
                 f"actor_failures_max={self.limit}); the last: {what}"
             )
+
+
+class ParallelBackend:
+    """What the backends whose actors run elsewhere (local processes, Ray actors) share: each
+    actor's E as last reported, its incarnation, the failure budget and the restart that
+    replaces a failed actor. A subclass says how to start (``_launch``) and discard
+    (``_discard``) actor ``i``."""
+
+    def __init__(self, config) -> None:
+        self.config = config
+        self.num_actors = self.parallel_actors = config.num_actors
+        self.incarnations = [0] * config.num_actors
+        self.controller_states: list[dict | None] = [None] * config.num_actors
+        self.failures = FailureBudget(config.actor_failures_max, config.actor_failure_window_s)
+        self._warnings: list[str] = []
+
+    def _launch(self, i: int) -> None:
+        raise NotImplementedError
+
+    def _discard(self, i: int) -> None:
+        """Stop what is left of actor ``i`` and forget the window it owed."""
+        raise NotImplementedError
+
+    def start(self, controller_states: list[dict | None], checkpoint: dict | None) -> list[str]:
+        self.controller_states = list(controller_states)
+        for i in range(self.num_actors):
+            self._launch(i)
+        return []
+
+    @property
+    def restarts(self) -> int:
+        return sum(self.incarnations)
+
+    def _restart(self, i: int, what: str) -> None:
+        """Replace actor ``i``: its E as last reported, fresh environments with seeds of their
+        own (``incarnation``), unless the failure budget is spent (``ActorFailure``)."""
+        self.failures.record(time.monotonic(), what)
+        self._discard(i)
+        self.incarnations[i] += 1
+        self._launch(i)
+        self._warnings.append(f"{what}; restarted it with its E as last reported and fresh "
+                              f"environments (restart {self.restarts})")
+
+    def take_warnings(self) -> list[str]:
+        taken, self._warnings = self._warnings, []
+        return taken
+
+    def checkpoint_extra(self, collector) -> dict:
+        return {}  # windows in flight cannot be saved: resume starts environments afresh

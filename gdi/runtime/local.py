@@ -32,7 +32,7 @@ import torch.multiprocessing as torch_mp
 
 from gdi.config import Config
 from gdi.runtime.actor import Actor, Window
-from gdi.runtime.backend import FailureBudget
+from gdi.runtime.backend import ParallelBackend
 from gdi.runtime.components import actor_seed, build_controller, build_network
 from gdi.runtime.parameter_server import SharedParameterServer
 from gdi.runtime.sequences import SequenceBatch
@@ -112,28 +112,17 @@ def actor_process(
             actor.close()
 
 
-class LocalBackend:
+class LocalBackend(ParallelBackend):
     def __init__(self, config: Config, env_config, shapes, learner) -> None:
-        self.config = config
+        super().__init__(config)
         self.shapes = shapes
-        self.num_actors = self.parallel_actors = config.num_actors
         self.context = torch_mp.get_context("spawn")
         self.server = SharedParameterServer(learner.net, self.context)
         self.messages = self.context.Queue(maxsize=config.num_actors)
         self.stop_event = self.context.Event()
         self.processes: list = [None] * config.num_actors
         self.credits: list = [None] * config.num_actors
-        self.incarnations = [0] * config.num_actors
         self.busy = [False] * config.num_actors  # a window is owed
-        self.controller_states: list[dict | None] = [None] * config.num_actors
-        self.failures = FailureBudget(config.actor_failures_max, config.actor_failure_window_s)
-        self._warnings: list[str] = []
-
-    def start(self, controller_states: list[dict | None], checkpoint: dict | None) -> list[str]:
-        self.controller_states = list(controller_states)
-        for i in range(self.num_actors):
-            self._launch(i)
-        return []
 
     def _launch(self, i: int) -> None:
         self.credits[i] = self.context.Semaphore(0)
@@ -146,9 +135,12 @@ class LocalBackend:
         process.start()
         self.processes[i] = process
 
-    @property
-    def restarts(self) -> int:
-        return sum(self.incarnations)
+    def _discard(self, i: int) -> None:
+        old = self.processes[i]
+        if old.is_alive():
+            old.terminate()
+        old.join(timeout=5.0)
+        self.busy[i] = False  # the window it owed is lost: the driver asks again
 
     @property
     def in_flight(self) -> int:
@@ -190,26 +182,6 @@ class LocalBackend:
             if not process.is_alive() and process.exitcode not in (0, None):
                 self._restart(i, f"actor {i} (pid {process.pid}) exited with code "
                                  f"{process.exitcode}")
-
-    def _restart(self, i: int, what: str) -> None:
-        """Replace actor ``i``'s process: same E as last reported, fresh environments."""
-        self.failures.record(time.monotonic(), what)
-        old = self.processes[i]
-        if old.is_alive():
-            old.terminate()
-        old.join(timeout=5.0)
-        self.incarnations[i] += 1
-        self.busy[i] = False  # the window it owed is lost: the driver asks again
-        self._launch(i)
-        self._warnings.append(f"{what}; restarted it with its E as last reported and fresh "
-                              f"environments (restart {self.restarts})")
-
-    def take_warnings(self) -> list[str]:
-        taken, self._warnings = self._warnings, []
-        return taken
-
-    def checkpoint_extra(self, collector) -> dict:
-        return {}
 
     def close(self) -> None:
         self.stop_event.set()

@@ -34,7 +34,7 @@ import torch
 
 from gdi.config import Config
 from gdi.runtime.actor import Actor, Window
-from gdi.runtime.backend import FailureBudget
+from gdi.runtime.backend import ParallelBackend
 from gdi.runtime.parameter_server import flatten_parameters, unflatten_parameters_into
 
 #: Seconds to wait for the cluster to place every actor before saying it cannot.
@@ -125,12 +125,11 @@ class RayActor:
         return window
 
 
-class RayBackend:
+class RayBackend(ParallelBackend):
     def __init__(self, config: Config, env_config, shapes, learner) -> None:
+        super().__init__(config)
         self.ray = ray = import_ray()
-        self.config = config
         self.shapes = shapes
-        self.num_actors = self.parallel_actors = config.num_actors
         self.started_ray = False
         if not ray.is_initialized():
             quiet = {"log_to_driver": False, "include_dashboard": False,
@@ -147,19 +146,13 @@ class RayBackend:
         self.server = ObjectStoreParameterServer(ray, learner.net)
         self.remote_class = ray.remote(RayActor)
         self.handles: list = [None] * config.num_actors
-        self.incarnations = [0] * config.num_actors
         self.pending: dict = {}  # window reference → (actor id, incarnation)
-        self.controller_states: list[dict | None] = [None] * config.num_actors
-        self.failures = FailureBudget(config.actor_failures_max, config.actor_failure_window_s)
-        self._warnings: list[str] = []
 
     # --- actors ---------------------------------------------------------------------------
     def start(self, controller_states: list[dict | None], checkpoint: dict | None) -> list[str]:
-        self.controller_states = list(controller_states)
-        for i in range(self.num_actors):
-            self._launch(i)
+        warnings = super().start(controller_states, checkpoint)
         self._wait_placed()
-        return []
+        return warnings
 
     def _launch(self, i: int) -> None:
         strategy = "SPREAD" if self.config.ray_placement == "spread" else "DEFAULT"
@@ -184,10 +177,6 @@ class RayBackend:
     def where(self) -> list[tuple[str, int]]:
         """Each actor's (node id, pid), as placed now."""
         return self.ray.get([handle.where.remote() for handle in self.handles])
-
-    @property
-    def restarts(self) -> int:
-        return sum(self.incarnations)
 
     @property
     def in_flight(self) -> int:
@@ -221,20 +210,9 @@ class RayBackend:
             self.controller_states[actor_id] = window.controller_state
         return windows
 
-    def _restart(self, i: int, what: str) -> None:
-        self.failures.record(time.monotonic(), what)
+    def _discard(self, i: int) -> None:
+        # Its window reference, if any, was taken out of `pending` when it failed.
         self.ray.kill(self.handles[i], no_restart=True)
-        self.incarnations[i] += 1
-        self._launch(i)
-        self._warnings.append(f"{what}; restarted it with its E as last reported and fresh "
-                              f"environments (restart {self.restarts})")
-
-    def take_warnings(self) -> list[str]:
-        taken, self._warnings = self._warnings, []
-        return taken
-
-    def checkpoint_extra(self, collector) -> dict:
-        return {}
 
     def close(self) -> None:
         for handle in self.handles:
