@@ -60,7 +60,8 @@ def learner_threads(config: Config) -> int:
     if config.torch_threads > 0:
         return config.torch_threads
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    # Actor processes on this machine: the local backend's, and a Ray instance started here.
+    # Actor processes on this machine: the local backend's, and a Ray instance started here
+    # (on a cluster the ray backend sets the threads once Ray has placed the actors).
     here = config.backend == "local" or (config.backend == "ray" and not config.ray_address)
     actors = config.num_actors if here else 0
     return max(1, (cores or 1) - actors)
