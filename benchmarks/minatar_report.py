@@ -67,9 +67,17 @@ def game_of(env: str) -> str:
 
 
 def preset_label(preset: str) -> str:
+    """The paper's class for the paper's own presets (``GDI-I³``); ``name (class)`` for the
+    others, since several operator-view presets share a class (dqn-like and impala-like are
+    both GDI-I⁰ w/o E) and a label must name one preset."""
     from gdi.presets import PRESETS
 
-    return PRESETS[preset].category if preset in PRESETS else preset
+    if preset not in PRESETS:
+        return preset
+    category = PRESETS[preset].category
+    if preset.startswith("gdi-"):
+        return category
+    return f"{preset} ({category.replace('(w/o E)', 'w/o E')})"
 
 
 def final_return(run: RunEvals, last: int = LAST_EVALS) -> float:

@@ -229,3 +229,14 @@ def test_a_real_grid_trains_skips_when_done_and_reports(tmp_path, capsys):
     assert "| CartPole-v1 | GDI-I³ | 1 |" in text and "inv_tau1" in text
     with np.load(run / "observations.npz") as kept:
         assert kept["stage_0"].shape == (8, 4)
+
+
+def test_every_preset_gets_a_label_of_its_own():
+    # dqn-like and impala-like share the paper's class (GDI-I⁰ w/o E): labelled by the class
+    # alone, one would hide the other in the table and the learning curves.
+    from gdi.presets import PRESETS
+
+    labels = {name: minatar_report.preset_label(name) for name in PRESETS}
+    assert len(set(labels.values())) == len(labels)
+    assert labels["gdi-i3"] == "GDI-I³"
+    assert labels["dqn-like"] == "dqn-like (GDI-I⁰ w/o E)"
