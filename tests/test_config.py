@@ -75,6 +75,8 @@ def test_presets_fix_the_algorithm_and_scale_with_the_env():
         ("impala_deep", 256, 40, 80)
     assert (atari.discount, atari.learning_rate, atari.warmup_steps) == (0.997, 5e-4, 4000)
     assert atari.frames == 200_000_000
+    # App. "Hyperparameters": "Num. Environments 160", as 5 actors of 32, each with its own E.
+    assert (atari.num_actors, atari.envs_per_actor) == (5, 32)
     small = resolve_config("gdi-i3", "minatar:breakout")
     assert small.torso == "minatar" and small.frames == 1_000_000
     h3 = resolve_config("gdi-h3", "gym:CartPole-v1")

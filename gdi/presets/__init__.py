@@ -275,6 +275,8 @@ PRESETS: dict[str, Preset] = {
 SCALES: dict[str, dict[str, Any]] = {
     "ale": {
         "torso": "impala_deep",
+        # The table's "Num. Environments 160": 5 actors of 32, each with its own E (Alg. ACTOR).
+        "num_actors": 5,
         "envs_per_actor": 32,
         "eval_every": 1_000_000,
         "log_every": 500_000,

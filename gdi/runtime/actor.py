@@ -5,7 +5,7 @@ environment has its own λ, drawn from the actor's E at the start of each episod
 back to E with the raw episode return G at its end; like the paper, each actor keeps its own E
 (one bandit ensemble per actor). The actor records what the learner needs (see
 ``gdi.runtime.sequences`` for the exact contract) and pulls parameters every ``pull_every``
-steps.
+of its steps (the paper's 64 on ALE), counted from its last pull.
 """
 
 from __future__ import annotations
@@ -97,6 +97,7 @@ class Actor:
         self.rng = np.random.default_rng(seed)  # action sampling
         self.version = -1  # no parameters pulled yet: the first pull always copies
         self.steps = 0
+        self.pulled_at: int | None = None  # self.steps at the last pull (None: never pulled)
         # Seconds per phase of acting ("inference", "env", "record", "meta", "pull"; the local
         # backend's actor loop adds "idle"), for the perf/actor_* metrics and the throughput
         # report; whoever reports them resets them (take_phase_seconds).
@@ -132,7 +133,13 @@ class Actor:
     def pull(self, server) -> None:
         start = time.perf_counter()
         self.version = server.pull(self.net, self.version)
+        self.pulled_at = self.steps
         self.phase_seconds["pull"] += time.perf_counter() - start
+
+    @property
+    def pull_due(self) -> bool:
+        """``pull_every`` steps have passed since the last pull (or there was none)."""
+        return self.pulled_at is None or self.steps - self.pulled_at >= self.config.pull_every
 
     def take_phase_seconds(self) -> dict[str, float]:
         """The seconds per phase since the last call (and start counting afresh)."""
@@ -140,15 +147,20 @@ class Actor:
         return taken
 
     def act_window(self, server, pull_first: bool = False) -> Window:
-        """Act until a window of sequences is finished: pull parameters when due (every
-        ``pull_every`` steps, and first if ``pull_first``), step, collect the episodes that
-        end. The one place where acting a window is written, for every backend."""
+        """Act until a window of sequences is finished: pull parameters when due (``pull_every``
+        steps after the last pull, and first if ``pull_first``), step, collect the episodes
+        that end. The one place where acting a window is written, for every backend.
+
+        ``pull_first``: the backends whose actors wait for a credit between windows (``local``,
+        ``ray``) pull when they start one, since the learner moved on while they waited; the
+        count of ``pull_every`` steps then starts there, so a window never pulls twice in a
+        row (docs/paper-choices.md)."""
         frames_before = self.frames
         episodes: list[EpisodeRecord] = []
         if pull_first:
             self.pull(server)
         while True:
-            if self.steps % self.config.pull_every == 0:
+            if self.pull_due:
                 self.pull(server)
             sequences, ended = self.step()
             episodes.extend(ended)
@@ -272,6 +284,7 @@ class Actor:
             "net": self.net.state_dict(),
             "version": self.version,
             "steps": self.steps,
+            "pulled_at": self.pulled_at,
         }
 
     def load_state_dict(self, state: dict) -> bool:
@@ -286,6 +299,11 @@ class Actor:
                 np.frombuffer(state["generator"].numpy().tobytes(), dtype=np.uint32)
             )
         self.version, self.steps = state["version"], state["steps"]
+        if "pulled_at" in state:
+            self.pulled_at = state["pulled_at"]
+        else:  # written when pulls came at multiples of pull_every: the last such multiple
+            self.pulled_at = self.steps - (self.steps % self.config.pull_every
+                                           or self.config.pull_every)
         if state["env"] is None:
             self._start_episodes(seed=None)
             return False

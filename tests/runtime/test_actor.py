@@ -160,3 +160,45 @@ def test_an_actor_state_with_the_former_torch_generator_still_loads():
     same = _actor("gdi-i3")
     same.load_state_dict(state)
     assert restored.rng.random() == same.rng.random()  # seeded from the saved state
+
+
+class _CountingServer:
+    """A parameter server that records the actor's step count at each pull."""
+
+    def __init__(self, actor: Actor):
+        self.actor, self.pulled_at_steps = actor, []
+
+    def pull(self, module, have_version: int) -> int:
+        self.pulled_at_steps.append(self.actor.steps)
+        return have_version + 1
+
+
+@pytest.mark.parametrize(("pull_first", "expected"), [
+    # inline: every pull_every = 4 steps from the first step, across windows of 6 steps
+    (False, [0, 4, 8, 12, 16]),
+    # local / ray: at each window start (0, 6, 12), then pull_every steps after the last pull
+    (True, [0, 4, 6, 10, 12, 16]),
+])
+def test_pulls_follow_pull_every_counted_from_the_last_pull(pull_first, expected):
+    actor = _actor("gdi-i3", seq_len=6)
+    actor.config = apply_overrides(actor.config, ["pull_every=4"])
+    server = _CountingServer(actor)
+    for _ in range(3):
+        actor.act_window(server, pull_first=pull_first)
+    assert actor.steps == 18
+    assert server.pulled_at_steps == expected
+
+
+def test_a_checkpoint_from_before_pulled_at_pulls_at_the_old_multiples():
+    actor = _actor("gdi-i3", seq_len=6)
+    actor.config = apply_overrides(actor.config, ["pull_every=4"])
+    server = _CountingServer(actor)
+    actor.act_window(server)  # pulls at steps 0 and 4; ends at step 6
+    state = actor.state_dict()
+    del state["pulled_at"]
+    resumed = _actor("gdi-i3", seq_len=6)
+    resumed.config = actor.config
+    resumed.load_state_dict(state)
+    server = _CountingServer(resumed)
+    resumed.act_window(server)
+    assert server.pulled_at_steps == [8]
