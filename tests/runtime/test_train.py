@@ -112,6 +112,19 @@ def test_local_backend_smoke(tmp_path, env):
     assert load_checkpoint(latest_checkpoint(result.run_dir))["controllers"][0] is not None
 
 
+@pytest.mark.slow
+def test_the_paper_ale_preset_runs_its_five_actors(tmp_path):
+    # The ALE preset's actors as the paper's table has them (5 actors, each with its own E),
+    # shrunk everywhere else so that the run takes seconds: impala_deep on 84×84 frames.
+    config = tiny_config(env="ale:Pong", frames=3000, backend="local", envs_per_actor=2,
+                         eval_every=0)
+    assert config.num_actors == 5 and config.torso == "impala_deep"
+    result = train(config, tmp_path / "ale", show_progress=False)
+    assert result.frames >= 3000
+    controllers = load_checkpoint(latest_checkpoint(result.run_dir))["controllers"]
+    assert len(controllers) == 5 and all(state is not None for state in controllers)
+
+
 def test_sigterm_during_a_local_run_leaves_a_loadable_checkpoint(tmp_path):
     run = tmp_path / "run"
     cmd = [sys.executable, "-m", "gdi.cli", "train", "--env", "gym:CartPole-v1",
