@@ -131,6 +131,9 @@ class Config:
     learner_device: str = "cpu"
     """Device of the learner: cpu, cuda, cuda:N (one this machine's torch can use), or auto
     (cuda when the learner's machine has a GPU, else cpu); actors always act on the CPU."""
+    learner_compile: bool = False
+    """torch.compile each family's torso and heads in the learner (the LSTM and the loss stay
+    eager): the same math, compiled once per run (see docs/benchmarks.md, "Learner speed")."""
     ray_address: str = ""
     """Ray backend: the cluster to join (auto, or HOST:PORT of `ray start --head`); empty
     starts a Ray instance on this machine for the run."""

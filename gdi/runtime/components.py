@@ -6,6 +6,7 @@ import os
 from typing import NamedTuple
 
 import numpy as np
+import torch
 
 from gdi.config import Config
 from gdi.envs import make_vector_env
@@ -52,6 +53,17 @@ def env_shapes(env_config, seed: int) -> EnvShapes:
         return EnvShapes(tuple(space.shape), int(env.single_action_space.n), scale)
     finally:
         env.close()
+
+
+def flush_denormals(on: bool = True) -> None:
+    """CPU arithmetic of this thread (and of the threads it starts) treats denormal floats,
+    |x| < 1.2e-38, as zero. Adam's moment estimates of parameters whose gradients vanish
+    decay into that range (15 % of the MinAtar learner's Adam state after 1M frames), where
+    each operation takes a slow microcode path: the fused AdamW step was ~11 % of a learner
+    step in a run against ~2 % on fresh state. What it changes is below 1e-30 of an update
+    (docs/benchmarks.md, "Learner speed"). Every training process calls it before it builds
+    anything; ``flush_denormals(False)`` restores PyTorch's default."""
+    torch.set_flush_denormal(on)
 
 
 def learner_threads(config: Config) -> int:

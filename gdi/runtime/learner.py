@@ -39,6 +39,19 @@ def batch_to_tensors(batch: SequenceBatch, device: torch.device) -> dict[str, to
             for name, array in batch.as_dict().items()}
 
 
+def compile_feedforward(net: torch.nn.Module) -> None:
+    """torch.compile, in place, the feed-forward parts of every family (torso, A and V heads,
+    dynamics heads): their layers and activations fuse. The LSTM core stays eager (it cuts its
+    sequence at resets, a different graph for each reset pattern) and so does the loss (its
+    checks read values). Parameters and their names are unchanged, so checkpoints, pushes and
+    state dicts are those of the eager network."""
+    for family in net.family_nets:
+        for name in ("torso", "adv_head", "value_head", "inverse_dynamics", "forward_dynamics"):
+            part = getattr(family, name, None)
+            if part is not None:
+                part.compile(dynamic=False)
+
+
 class Learner:
     def __init__(self, config: Config, net: torch.nn.Module, device: torch.device | str = "cpu"):
         self.config = config
@@ -55,6 +68,8 @@ class Learner:
             # MinAtar network on one CPU thread, ~4 % of a learner step.
             fused=self.device.type in ("cpu", "cuda"),
         )
+        if config.learner_compile:
+            compile_feedforward(self.net)
         self.steps = 0  # updates applied
         self.skipped = 0  # updates skipped because the loss or gradient was not finite
 

@@ -33,7 +33,7 @@ import torch.multiprocessing as torch_mp
 from gdi.config import Config
 from gdi.runtime.actor import Actor, Window
 from gdi.runtime.backend import ParallelBackend
-from gdi.runtime.components import actor_seed, build_controller, build_network
+from gdi.runtime.components import actor_seed, build_controller, build_network, flush_denormals
 from gdi.runtime.parameter_server import SharedParameterServer
 from gdi.runtime.sequences import SequenceBatch
 
@@ -70,6 +70,7 @@ def actor_process(
     string being the traceback of a failure."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the learner process coordinates shutdown
     torch.set_num_threads(1)
+    flush_denormals()
     actor = None
 
     def orphaned() -> bool:

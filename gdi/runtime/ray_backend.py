@@ -96,9 +96,15 @@ class RayActor:
         import ray
 
         from gdi.envs import resolve_env
-        from gdi.runtime.components import actor_seed, build_controller, build_network
+        from gdi.runtime.components import (
+            actor_seed,
+            build_controller,
+            build_network,
+            flush_denormals,
+        )
 
         torch.set_num_threads(max(1, math.floor(config.ray_cpus_per_actor)))
+        flush_denormals()
         seed = actor_seed(config, actor_id, incarnation)
         controller = build_controller(config, seed)
         if controller_state is not None:

@@ -71,6 +71,7 @@ FIELDS_ADDED_LATER = {
     "actor_failure_window_s": 600.0,
     "skipped_updates_max": 100,
     "checkpoint_every_frames": 1_000_000,
+    "learner_compile": False,
 }
 
 

@@ -24,7 +24,13 @@ from gdi.envs import resolve_env
 from gdi.policy_space import get_policy_space
 from gdi.runtime.backend import backend_class
 from gdi.runtime.checkpoint import checkpoint_controller_states, latest_valid_checkpoint
-from gdi.runtime.components import build_network, env_shapes, learner_device, learner_threads
+from gdi.runtime.components import (
+    build_network,
+    env_shapes,
+    flush_denormals,
+    learner_device,
+    learner_threads,
+)
 from gdi.runtime.driver import checkpoint, drive
 from gdi.runtime.learner import Learner
 from gdi.runtime.progress import TrainingProgress
@@ -45,6 +51,7 @@ from gdi.runtime.trainer import Trainer
 #: is the same for every backend).
 RESUMABLE_FIELDS = (
     "frames", "backend", "ray_address", "ray_cpus_per_actor", "ray_placement", "torch_threads",
+    "learner_compile",
     "learner_device", "actor_failures_max", "actor_failure_window_s", "checkpoint_every_s",
     "checkpoint_every_frames", "keep_checkpoints",
 )
@@ -134,6 +141,7 @@ def _train(config: Config, run_dir: Path | str | None, resume: bool, stop: StopR
     run_dir = Path(run_dir)
 
     torch.manual_seed(config.seed)
+    flush_denormals()
     previous_threads = torch.get_num_threads()
     torch.set_num_threads(learner_threads(config))
     shapes = env_shapes(env_config, config.seed)
@@ -191,6 +199,7 @@ def _train(config: Config, run_dir: Path | str | None, resume: bool, stop: StopR
         if trainer is not None:
             trainer.close()
         torch.set_num_threads(previous_threads)
+        flush_denormals(False)
 
 
 def _stopped_during_start_up(run_dir: Path, trainer: Trainer, progress, resume: bool):

@@ -61,3 +61,26 @@ def test_channels_last_shape_without_layout_is_refused():
 def test_bad_torso_arguments(name, obs_shape, kwargs, match):
     with pytest.raises(ValueError, match=match):
         make_torso(name, obs_shape, **kwargs)
+
+
+def _reference_minatar(torso: MinAtarTorso, x_nchw: torch.Tensor) -> torch.Tensor:
+    """The MinAtar torso from its definition with plain functional ops on contiguous NCHW."""
+    h = torch.relu(torch.nn.functional.conv2d(x_nchw.contiguous(), torso.conv.weight,
+                                              torso.conv.bias))
+    return torch.relu(h.reshape(len(h), -1) @ torso.linear.weight.T + torso.linear.bias)
+
+
+def test_minatar_torso_and_its_gradients_match_the_definition_in_any_layout():
+    # The torso runs its convolution in channels-last memory and copies before the ReLU
+    # (the learner's speed); output and parameter gradients must be the definition's.
+    torch.manual_seed(1)
+    torso = MinAtarTorso((10, 10, 4), layout="HWC")
+    x = (torch.rand(6, 10, 10, 4) > 0.5).float()
+    out = torso(x)
+    reference = _reference_minatar(torso, x.permute(0, 3, 1, 2))
+    torch.testing.assert_close(out, reference)
+    weights = [torso.conv.weight, torso.conv.bias, torso.linear.weight]
+    grads = torch.autograd.grad((out * torch.arange(128.0)).sum(), weights)
+    expected = torch.autograd.grad((reference * torch.arange(128.0)).sum(), weights)
+    for got, want in zip(grads, expected, strict=True):
+        torch.testing.assert_close(got, want)

@@ -6,7 +6,7 @@ import torch
 from gdi.envs import resolve_env
 from gdi.nets import build
 from gdi.presets import resolve_config
-from gdi.runtime.components import env_shapes, learner_threads
+from gdi.runtime.components import env_shapes, flush_denormals, learner_threads
 
 
 @pytest.mark.parametrize(
@@ -37,3 +37,24 @@ def test_learner_threads_leave_cores_to_actor_processes():
     local = resolve_config("gdi-i3", "minatar:breakout", backend="local")
     assert learner_threads(local.replace(torch_threads=3)) == 3
     assert learner_threads(local.replace(num_actors=64, replay_capacity=4096)) == 1
+
+
+def test_flush_denormals_zeroes_denormal_arithmetic_and_is_undone():
+    denormal = torch.tensor([1e-39])
+    try:
+        flush_denormals()
+        assert (denormal * 1.0).item() == 0.0
+        assert (torch.tensor([1e-30]) * 1.0).item() == pytest.approx(1e-30)  # normal: kept
+    finally:
+        flush_denormals(False)
+    assert (denormal * 1.0).item() == pytest.approx(1e-39)
+
+
+def test_training_flushes_denormals_and_restores_the_default_after(tmp_path, monkeypatch):
+    from gdi.runtime import wiring
+    from tests.runtime.helpers import tiny_config
+
+    calls = []
+    monkeypatch.setattr(wiring, "flush_denormals", lambda on=True: calls.append(on))
+    wiring.train(tiny_config(frames=200), run_dir=tmp_path / "run", show_progress=False)
+    assert calls == [True, False]

@@ -130,3 +130,29 @@ def test_a_finite_update_ends_the_streak(tmp_path):
         trainer._check_skipped(skipped)  # never three in a row: no error
     assert len(trainer.messages) == 2  # one warning per streak
     trainer.close()
+
+
+@pytest.mark.slow
+def test_a_compiled_learner_applies_the_same_updates_as_the_eager_one():
+    # learner_compile=true compiles each family's torso and heads (torch.compile, inductor on
+    # CPU): the same losses and, step after step, the same parameters to float tolerance.
+    config = tiny_config(env="minatar:breakout", seed=2)
+    env_config = resolve_env(config.env)
+    shapes = env_shapes(env_config, 2)
+    torch.manual_seed(2)
+    eager = Learner(config, build_network(config, shapes))
+    compiled_config = dataclasses.replace(config, learner_compile=True)
+    compiled = Learner(compiled_config, build_network(compiled_config, shapes))
+    compiled.net.load_state_dict(eager.net.state_dict())
+    actor = Actor(0, config, env_config, build_network(config, shapes),
+                  build_controller(config, 2), 2)
+    for _ in range(3):
+        batch = next_window(actor)
+        got, want = compiled.step(batch, 0.5), eager.step(batch, 0.5)
+        assert got["losses/total"] == pytest.approx(want["losses/total"], rel=1e-4, abs=1e-6)
+        for p_compiled, p_eager in zip(compiled.net.parameters(), eager.net.parameters(),
+                                       strict=True):
+            torch.testing.assert_close(p_compiled, p_eager, rtol=1e-4, atol=1e-6)
+    assert compiled.steps == eager.steps == 3
+    # Same parameter names: checkpoints and pushes are those of the eager network.
+    assert list(compiled.net.state_dict()) == list(eager.net.state_dict())

@@ -1,0 +1,142 @@
+"""Learner speed levers (issue "time to score"), measured as ratios in one run.
+
+Each variant is a ``gdi.runtime.learner.Learner`` stepping on the same random batch (the
+shapes of the preset on the env, or of the paper's network with ``--paper-shape``: impala_deep,
+LSTM 256, burn-in 40 + 80 + 1 bootstrap... as T = 120, B = 64), on one device:
+
+* ``eager-N``: today's learner with N torch threads (N from ``--threads``);
+* ``compile-N``: the same with ``learner_compile=true`` (torch.compile of each family's torso
+  and heads; the LSTM and the loss stay eager), N threads;
+
+On CUDA it also times the batch's host-to-device copy alone (``batch_to_tensors``: pageable
+memory as the learner does it, and pinned memory with non-blocking copies), since the paper's
+ALE batch is 218.6 MB of observations.
+
+The variants alternate in blocks of ``--steps`` learner steps so that load from other
+processes hits each alike; the best block of each is reported, as samples/s (sequences × their
+T) and as a ratio to the first variant. Compilation happens before timing and its time is
+printed apart (it is paid once per run).
+
+    .venv/bin/python -m benchmarks.learner_speed --env minatar:breakout --threads 1,2
+    .venv/bin/python -m benchmarks.learner_speed --paper-shape --threads 1,2 --steps 1
+    python -m benchmarks.learner_speed --paper-shape --device cuda --steps 10   # GPU
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+import torch
+
+from benchmarks.throughput import random_batch
+from gdi.config import apply_overrides
+from gdi.envs import resolve_env
+from gdi.presets import resolve_config
+from gdi.runtime.components import build_network, env_shapes
+from gdi.runtime.learner import Learner, batch_to_tensors
+
+#: The paper's network and sequence shape (App. "Hyperparameters"): burn-in 40 + 80 learning.
+PAPER_SHAPE = ["burn_in=40", "seq_len=80", "batch_size=64", "lstm_units=256",
+               "torso=impala_deep"]
+
+
+def make_learner(config, shapes, device: str) -> Learner:
+    torch.manual_seed(0)
+    return Learner(config, build_network(config, shapes), device=device)
+
+
+def timed_block(learner: Learner, batch, steps: int, device: str) -> float:
+    if device == "cuda":
+        torch.cuda.synchronize()
+    start = time.perf_counter()
+    for _ in range(steps):
+        learner.step(batch, 0.5)
+    if device == "cuda":
+        torch.cuda.synchronize()
+    return time.perf_counter() - start
+
+
+def time_copies(batch, device: str, repeats: int = 5) -> None:
+    """The batch to the GPU: pageable (what ``batch_to_tensors`` does) against pinned."""
+    arrays = {name: np.ascontiguousarray(a) for name, a in batch.as_dict().items()}
+    megabytes = sum(a.nbytes for a in arrays.values()) / 1e6
+
+    def pageable() -> None:
+        batch_to_tensors(batch, torch.device(device))
+
+    pinned_host = {name: torch.from_numpy(a).pin_memory() for name, a in arrays.items()}
+
+    def pinned() -> None:
+        for tensor in pinned_host.values():
+            tensor.to(device, non_blocking=True)
+
+    for name, copy in (("pageable", pageable), ("pinned (already pinned)", pinned)):
+        seconds = []
+        for _ in range(repeats):
+            torch.cuda.synchronize()
+            start = time.perf_counter()
+            copy()
+            torch.cuda.synchronize()
+            seconds.append(time.perf_counter() - start)
+        print(f"  batch to {device}, {name}: {min(seconds) * 1000:.1f} ms for {megabytes:.1f} MB")
+    start = time.perf_counter()
+    for a in arrays.values():
+        torch.from_numpy(a).pin_memory()
+    print(f"  pinning the batch itself: {(time.perf_counter() - start) * 1000:.1f} ms")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--env", default="minatar:breakout")
+    parser.add_argument("--preset", default="gdi-i3")
+    parser.add_argument("--paper-shape", action="store_true",
+                        help="the paper's network and batch: " + " ".join(PAPER_SHAPE))
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--threads", default="1", help="comma-separated torch thread counts")
+    parser.add_argument("--variants", default="eager,compile",
+                        help="comma-separated: eager, compile")
+    parser.add_argument("--steps", type=int, default=10, help="learner steps per block")
+    parser.add_argument("--blocks", type=int, default=3)
+    parser.add_argument("--set", nargs="*", default=[], help="config overrides field=value")
+    args = parser.parse_args()
+
+    env = "ale:Breakout" if args.paper_shape and args.env == "minatar:breakout" else args.env
+    config = resolve_config(args.preset, env, backend="inline")
+    config = apply_overrides(config, (PAPER_SHAPE if args.paper_shape else []) + args.set)
+    shapes = env_shapes(resolve_env(config.env), 0)
+    batch = random_batch(config, shapes, np.random.default_rng(0))
+    samples = config.batch_size * (config.burn_in + config.seq_len)
+    print(f"{args.preset} on {env}: torso {config.torso}, LSTM {config.lstm_units}, batch "
+          f"{config.batch_size} × ({config.burn_in} + {config.seq_len}), device {args.device}")
+
+    variants: dict[str, tuple[Learner, int]] = {}
+    for threads in (int(n) for n in args.threads.split(",")):
+        for kind in args.variants.split(","):
+            if kind not in ("eager", "compile"):
+                raise SystemExit(f"--variants: unknown variant {kind!r}; allowed: eager, compile")
+            torch.set_num_threads(threads)
+            cfg = apply_overrides(config, ["learner_compile=true"]) if kind == "compile" \
+                else config
+            learner = make_learner(cfg, shapes, args.device)
+            warm = timed_block(learner, batch, 2, args.device)  # compiles, if it will
+            print(f"  {kind}-{threads}: first 2 steps {warm:.1f} s (compilation included)")
+            variants[f"{kind}-{threads}"] = (learner, threads)
+
+    best = {name: float("inf") for name in variants}
+    for _ in range(args.blocks):
+        for name, (learner, threads) in variants.items():
+            torch.set_num_threads(threads)
+            best[name] = min(best[name], timed_block(learner, batch, args.steps, args.device))
+    if args.device.startswith("cuda"):
+        time_copies(batch, args.device)
+    first = next(iter(best))
+    for name, seconds in best.items():
+        step = seconds / args.steps
+        print(f"{name:>12}: {step * 1000:9.1f} ms/step  {samples / step:10,.0f} samples/s  "
+              f"ratio {best[first] / seconds:5.2f}")
+
+
+if __name__ == "__main__":
+    main()
