@@ -18,7 +18,7 @@ from gdi.runtime.components import build_controller
 from gdi.runtime.evaluator import checkpoint_controller_state, evaluate_checkpoint
 from gdi.runtime.sequences import compress_reward
 from gdi.runtime.wiring import train
-from tests.runtime.helpers import tiny_config
+from tests.runtime.helpers import one_line_error, tiny_config
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 
@@ -117,26 +117,17 @@ def test_an_environment_with_other_spaces_is_one_line_naming_both(run):
         agent.act(np.zeros((2, 5), dtype=np.float32))
 
 
-def _one_line_error(argv, capsys) -> str:
-    with pytest.raises(SystemExit) as exit_info:
-        main(argv)
-    assert exit_info.value.code == 2
-    err = capsys.readouterr().err.strip()
-    assert "Traceback" not in err and len(err.splitlines()) == 1, err
-    return err
-
-
 def test_a_folder_that_is_not_a_run(tmp_path, capsys):
     with pytest.raises(FileNotFoundError, match="not a gdi run folder"):
         gdi.load_agent(tmp_path)
-    assert "not a gdi run folder" in _one_line_error(["evaluate", str(tmp_path / "nope")], capsys)
+    assert "not a gdi run folder" in one_line_error(["evaluate", str(tmp_path / "nope")], capsys)
 
 
 def test_a_missing_or_corrupt_checkpoint(run, tmp_path, capsys):
     copy = tmp_path / "copy"
     shutil.copytree(run, copy)
     missing = copy / "checkpoints" / "ckpt_000000000001.pt"
-    assert f"no checkpoint at {missing}" in _one_line_error(
+    assert f"no checkpoint at {missing}" in one_line_error(
         ["evaluate", str(copy), "--checkpoint", str(missing)], capsys)
     latest = latest_checkpoint(copy)
     latest.write_bytes(latest.read_bytes()[:100])
@@ -152,7 +143,7 @@ def test_a_checkpoint_from_outside_the_run_is_refused_unless_allowed(run, tmp_pa
     other = train(tiny_config(frames=400, seed=4), tmp_path / "other", show_progress=False,
                   tensorboard=False).run_dir
     foreign = latest_checkpoint(other)
-    err = _one_line_error(["evaluate", str(run), "--checkpoint", str(foreign)], capsys)
+    err = one_line_error(["evaluate", str(run), "--checkpoint", str(foreign)], capsys)
     assert f"checkpoint {foreign} lies outside run {run}" in err
     assert "--allow-foreign-checkpoint" in err
     assert not (run / "eval" / f"{foreign.stem}.json").exists()
@@ -169,7 +160,7 @@ def test_a_checkpoint_of_another_architecture_is_refused_naming_the_fields(tmp_p
                  show_progress=False, tensorboard=False).run_dir
     planted = small / "checkpoints" / "ckpt_999999999999.pt"
     shutil.copy(latest_checkpoint(wide), planted)
-    err = _one_line_error(["evaluate", str(small)], capsys)  # "latest" is the planted one
+    err = one_line_error(["evaluate", str(small)], capsys)  # "latest" is the planted one
     assert "saved by another kind of run" in err and "lstm_units=24 (run: 16)" in err
-    err = _one_line_error(["evaluate", str(small), "--allow-foreign-checkpoint"], capsys)
+    err = one_line_error(["evaluate", str(small), "--allow-foreign-checkpoint"], capsys)
     assert f"checkpoint {planted}'s network does not fit run {small}'s config" in err

@@ -1,6 +1,9 @@
 """Shared by the runtime tests: a config small enough that a run or a learner step takes
 milliseconds on CPU, with every runtime role still exercised."""
 
+import pytest
+
+from gdi.cli import main
 from gdi.config import apply_overrides
 from gdi.presets import resolve_config
 
@@ -15,3 +18,13 @@ def tiny_config(preset="gdi-i3", env="gym:CartPole-v1", frames=800, backend="inl
                 **extra):
     cfg = resolve_config(preset, env, frames=frames, seed=seed, backend=backend)
     return apply_overrides(cfg, TINY + [f"{k}={v}" for k, v in extra.items()])
+
+
+def one_line_error(argv, capsys) -> str:
+    """Run the CLI with ``argv``; it must exit 2 with one line on stderr and no traceback."""
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert "Traceback" not in err and len(err.splitlines()) == 1, err
+    return err

@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from gdi.cli import main
 from gdi.runtime.run_dir import (
     RunLock,
     create_run_dir,
@@ -19,7 +18,7 @@ from gdi.runtime.run_dir import (
     read_config,
     write_config,
 )
-from tests.runtime.helpers import tiny_config
+from tests.runtime.helpers import one_line_error, tiny_config
 
 HOLD_LOCK = (
     "import sys, time\n"
@@ -28,15 +27,6 @@ HOLD_LOCK = (
     "print('held', flush=True)\n"
     "time.sleep(120)\n"
 )
-
-
-def one_line_error(argv, capsys) -> str:
-    with pytest.raises(SystemExit) as exit_info:
-        main(argv)
-    assert exit_info.value.code == 2
-    err = capsys.readouterr().err.strip()
-    assert "Traceback" not in err and len(err.splitlines()) == 1, err
-    return err
 
 
 def saved_run(tmp_path) -> Path:
