@@ -7,6 +7,11 @@ LSTM 256, burn-in 40 + 80 + 1 bootstrap... as T = 120, B = 64), on one device:
 * ``eager-N``: today's learner with N torch threads (N from ``--threads``);
 * ``compile-N``: the same with ``learner_compile=true`` (torch.compile of each family's torso
   and heads; the LSTM and the loss stay eager), N threads;
+* a ``/keep`` suffix: with denormal floats computed as such instead of flushed to zero
+  (``--denormals flush,keep``; training flushes them, ``gdi.runtime.components``).
+
+``--checkpoint RUN/checkpoints/ckpt_*.pt`` starts every variant from a trained learner (network
+and AdamW state): a fresh optimizer has no denormal moments, a trained one does.
 
 On CUDA it also times the batch's host-to-device copy alone (``batch_to_tensors``: pageable
 memory as the learner does it, and pinned memory with non-blocking copies), since the paper's
@@ -34,7 +39,7 @@ from benchmarks.throughput import random_batch
 from gdi.config import apply_overrides
 from gdi.envs import resolve_env
 from gdi.presets import resolve_config
-from gdi.runtime.components import build_network, env_shapes
+from gdi.runtime.components import build_network, env_shapes, flush_denormals
 from gdi.runtime.learner import Learner, batch_to_tensors
 
 #: The paper's network and sequence shape (App. "Hyperparameters"): burn-in 40 + 80 learning.
@@ -97,6 +102,10 @@ def main() -> None:
     parser.add_argument("--threads", default="1", help="comma-separated torch thread counts")
     parser.add_argument("--variants", default="eager,compile",
                         help="comma-separated: eager, compile")
+    parser.add_argument("--denormals", default="flush",
+                        help="comma-separated: flush (as training does), keep")
+    parser.add_argument("--checkpoint", default=None,
+                        help="a run's checkpoint: start from its trained network and AdamW state")
     parser.add_argument("--steps", type=int, default=10, help="learner steps per block")
     parser.add_argument("--blocks", type=int, default=3)
     parser.add_argument("--set", nargs="*", default=[], help="config overrides field=value")
@@ -111,24 +120,40 @@ def main() -> None:
     print(f"{args.preset} on {env}: torso {config.torso}, LSTM {config.lstm_units}, batch "
           f"{config.batch_size} × ({config.burn_in} + {config.seq_len}), device {args.device}")
 
-    variants: dict[str, tuple[Learner, int]] = {}
+    trained = None
+    if args.checkpoint:
+        from gdi.runtime.checkpoint import load_checkpoint
+
+        trained = load_checkpoint(args.checkpoint)["learner"]
+        print(f"  from the trained learner of {args.checkpoint}")
+    variants: dict[str, tuple[Learner, int, bool]] = {}
     for threads in (int(n) for n in args.threads.split(",")):
         for kind in args.variants.split(","):
             if kind not in ("eager", "compile"):
                 raise SystemExit(f"--variants: unknown variant {kind!r}; allowed: eager, compile")
-            torch.set_num_threads(threads)
-            cfg = apply_overrides(config, ["learner_compile=true"]) if kind == "compile" \
-                else config
-            learner = make_learner(cfg, shapes, args.device)
-            warm = timed_block(learner, batch, 2, args.device)  # compiles, if it will
-            print(f"  {kind}-{threads}: first 2 steps {warm:.1f} s (compilation included)")
-            variants[f"{kind}-{threads}"] = (learner, threads)
+            for denormals in args.denormals.split(","):
+                if denormals not in ("flush", "keep"):
+                    raise SystemExit(f"--denormals: unknown {denormals!r}; allowed: flush, keep")
+                torch.set_num_threads(threads)
+                flush = denormals == "flush"
+                flush_denormals(flush)
+                cfg = apply_overrides(config, ["learner_compile=true"]) if kind == "compile" \
+                    else config
+                learner = make_learner(cfg, shapes, args.device)
+                if trained is not None:
+                    learner.load_state_dict(trained)
+                name = f"{kind}-{threads}" + ("" if flush else "/keep")
+                warm = timed_block(learner, batch, 2, args.device)  # compiles, if it will
+                print(f"  {name}: first 2 steps {warm:.1f} s (compilation included)")
+                variants[name] = (learner, threads, flush)
 
     best = {name: float("inf") for name in variants}
     for _ in range(args.blocks):
-        for name, (learner, threads) in variants.items():
+        for name, (learner, threads, flush) in variants.items():
             torch.set_num_threads(threads)
+            flush_denormals(flush)
             best[name] = min(best[name], timed_block(learner, batch, args.steps, args.device))
+    flush_denormals(False)
     if args.device.startswith("cuda"):
         time_copies(batch, args.device)
     first = next(iter(best))

@@ -1,0 +1,114 @@
+"""Time to score: wall-clock minutes until a run's periodic evaluation first reaches a return,
+its frames/s and final return, per run and per group of runs (before / after a change).
+
+A run's clock starts when its ``config.json`` is written and an evaluation's time is when its
+file in ``eval/`` was written, so the minutes include start-up, the collector's fill and the
+evaluations themselves: what a user waits. Groups are compared by their mean final return and
+mean of each run's last three evaluations (as benchmarks/minatar_report.py), each with a 95 %
+percentile-bootstrap interval over runs (rliable, as ``gdi report``), and by the median of the
+other columns.
+
+    .venv/bin/python -m benchmarks.time_to_score --target 10 \\
+        --group before=/tmp/seeds/before-* --group after=/tmp/seeds/after-*
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from gdi.evaluation.aggregates import aggregate_intervals
+
+
+@dataclass(frozen=True)
+class RunTimes:
+    name: str
+    frames: int
+    wall_minutes: float
+    final_return: float
+    last3_return: float  # mean of the last three evaluations: less noisy than the last alone
+    minutes_to_target: float | None  # None: the target was never reached
+    frames_to_target: int | None
+
+
+def run_times(run_dir: Path, target: float) -> RunTimes:
+    """One finished run's clock, read from its files (see the module docstring)."""
+    config = run_dir / "config.json"
+    evals = sorted((run_dir / "eval").glob("*.json"))
+    if not config.is_file() or not evals:
+        raise SystemExit(f"{run_dir}: not a run folder with evaluations")
+    start = config.stat().st_mtime
+    records = [(json.loads(path.read_text()), path.stat().st_mtime) for path in evals]
+    records.sort(key=lambda item: item[0]["frames"])
+    reached = next(((rec, when) for rec, when in records if rec["mean_return"] >= target), None)
+    last, last_time = records[-1]
+    return RunTimes(
+        name=run_dir.name,
+        frames=int(last["frames"]),
+        wall_minutes=(last_time - start) / 60,
+        final_return=float(last["mean_return"]),
+        last3_return=float(np.mean([rec["mean_return"] for rec, _ in records[-3:]])),
+        minutes_to_target=None if reached is None else (reached[1] - start) / 60,
+        frames_to_target=None if reached is None else int(reached[0]["frames"]),
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--group", action="append", required=True, metavar="NAME=GLOB",
+                        help="a group of run folders, e.g. before='runs/before-*' (repeatable)")
+    parser.add_argument("--target", type=float, default=10.0,
+                        help="the evaluation return to reach (default 10, MinAtar Breakout)")
+    args = parser.parse_args(argv)
+
+    groups: dict[str, list[RunTimes]] = {}
+    for spec in args.group:
+        name, sep, pattern = spec.partition("=")
+        if not sep or not name:
+            raise SystemExit(f"--group must be NAME=GLOB, got {spec!r}")
+        folders = sorted(Path(p) for p in glob.glob(pattern) if Path(p).is_dir())
+        if not folders:
+            raise SystemExit(f"--group {name}: no run folders match {pattern!r}")
+        groups[name] = [run_times(folder, args.target) for folder in folders]
+
+    print(f"| group | run | frames | wall min | frames/s | final return | last 3 | "
+          f"min to {args.target:g} | frames to {args.target:g} |")
+    print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for name, runs in groups.items():
+        for r in runs:
+            to_min = "never" if r.minutes_to_target is None else f"{r.minutes_to_target:.1f}"
+            to_frames = "never" if r.frames_to_target is None else f"{r.frames_to_target:,}"
+            print(f"| {name} | {r.name} | {r.frames:,} | {r.wall_minutes:.1f} | "
+                  f"{r.frames / (r.wall_minutes * 60):,.0f} | {r.final_return:.2f} | "
+                  f"{r.last3_return:.2f} | {to_min} | "
+                  f"{to_frames} |")
+
+    def mean_ci(field: str) -> dict[str, str]:
+        scores = {name: np.array([[getattr(r, field)] for r in runs])
+                  for name, runs in groups.items()}
+        return {name: "{:.2f} [{:.2f}, {:.2f}]".format(*by["mean"])
+                for name, by in aggregate_intervals(scores, ("mean",)).items()}
+
+    finals, last3 = mean_ci("final_return"), mean_ci("last3_return")
+    print()
+    print(f"| group | runs | final return, mean [95 % CI] | last 3, mean [95 % CI] | median wall "
+          f"min | median frames/s | reached {args.target:g} | median min to {args.target:g} "
+          "(runs that reached it) |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for name, runs in groups.items():
+        reached = [r.minutes_to_target for r in runs if r.minutes_to_target is not None]
+        median_to = f"{np.median(reached):.1f}" if reached else "–"
+        rates = [r.frames / (r.wall_minutes * 60) for r in runs]
+        print(f"| {name} | {len(runs)} | {finals[name]} | {last3[name]} | "
+              f"{np.median([r.wall_minutes for r in runs]):.1f} | {np.median(rates):,.0f} | "
+              f"{len(reached)} of {len(runs)} | {median_to} |")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
