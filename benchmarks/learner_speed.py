@@ -10,8 +10,13 @@ LSTM 256, burn-in 40 + 80 + 1 bootstrap... as T = 120, B = 64), on one device:
 * a ``/keep`` suffix: with denormal floats computed as such instead of flushed to zero
   (``--denormals flush,keep``; training flushes them, ``gdi.runtime.components``).
 
-``--checkpoint RUN/checkpoints/ckpt_*.pt`` starts every variant from a trained learner (network
-and AdamW state): a fresh optimizer has no denormal moments, a trained one does.
+``--checkpoint RUN/checkpoints/ckpt_*.pt`` also times the AdamW step alone from the trained
+optimizer state, denormals flushed and kept, and starts every variant from the trained learner
+(network and AdamW state): a fresh optimizer has no denormal moments, a trained one does (they
+decay to zero within a few hundred steps of a repeated batch, so the timed blocks show less of
+the difference than a run does); the batch is
+then one the trained network acted (its own episodes: the parameters whose gradients vanish on
+real data are those whose moments sit in the denormal range, which a random batch would wake).
 
 On CUDA it also times the batch's host-to-device copy alone (``batch_to_tensors``: pageable
 memory as the learner does it, and pinned memory with non-blocking copies), since the paper's
@@ -92,6 +97,57 @@ def time_copies(batch, device: str, repeats: int = 5) -> None:
     print(f"  pinning the batch itself: {(time.perf_counter() - start) * 1000:.1f} ms")
 
 
+def acted_batch(config, shapes, weights: dict):
+    """A batch of sequences acted by the trained network (one window of one actor, sampled as
+    the data collector samples)."""
+    from gdi.envs import resolve_env as resolve
+    from gdi.runtime.actor import Actor
+    from gdi.runtime.components import build_controller
+
+    net = build_network(config, shapes)
+    net.load_state_dict(weights)
+    actor = Actor(0, config, resolve(config.env), net, build_controller(config, 1), seed=1)
+    window = None
+    while window is None:
+        window, _ = actor.step()
+    actor.close()
+    picked = np.random.default_rng(0).choice(window.size, config.batch_size, replace=False)
+    return window.concatenate([window.column(int(i)) for i in np.sort(picked)])
+
+
+def adamw_step_times(config, shapes, trained: dict, repeats: int = 15) -> None:
+    """The fused AdamW step alone, from the checkpoint's optimizer state each time, with
+    denormals flushed and kept, on one thread (the setting is per thread). Gradients: small
+    random values, none for every third tensor (as for parameters a batch does not reach), the
+    same for both."""
+    import copy
+
+    torch.set_num_threads(1)
+    learner = Learner(config, build_network(config, shapes))
+    learner.load_state_dict(trained)
+    generator = torch.Generator().manual_seed(0)
+    grads = [torch.randn(p.shape, generator=generator) * 1e-3 * (i % 3 != 0)
+             for i, p in enumerate(learner.net.parameters())]
+    state = copy.deepcopy(learner.optimizer.state_dict())
+
+    def one(flush: bool) -> float:
+        flush_denormals(flush)
+        learner.optimizer.load_state_dict(copy.deepcopy(state))
+        for parameter, grad in zip(learner.net.parameters(), grads, strict=True):
+            parameter.grad = grad.clone()
+        start = time.perf_counter()
+        learner.optimizer.step()
+        return time.perf_counter() - start
+
+    best = {True: float("inf"), False: float("inf")}
+    for _ in range(repeats):
+        for flush in best:
+            best[flush] = min(best[flush], one(flush))
+    flush_denormals(False)
+    print(f"  AdamW step alone from the checkpoint's state: {best[True] * 1000:.2f} ms with "
+          f"denormals flushed, {best[False] * 1000:.2f} ms kept (best of {repeats})")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--env", default="minatar:breakout")
@@ -110,6 +166,7 @@ def main() -> None:
     parser.add_argument("--blocks", type=int, default=3)
     parser.add_argument("--set", nargs="*", default=[], help="config overrides field=value")
     args = parser.parse_args()
+    flush_denormals()  # before torch starts its worker threads, which inherit it (as training)
 
     env = "ale:Breakout" if args.paper_shape and args.env == "minatar:breakout" else args.env
     config = resolve_config(args.preset, env, backend="inline")
@@ -125,7 +182,9 @@ def main() -> None:
         from gdi.runtime.checkpoint import load_checkpoint
 
         trained = load_checkpoint(args.checkpoint)["learner"]
-        print(f"  from the trained learner of {args.checkpoint}")
+        batch = acted_batch(config, shapes, trained["net"])
+        print(f"  from the trained learner of {args.checkpoint}, on a batch it acted")
+        adamw_step_times(config, shapes, trained)
     variants: dict[str, tuple[Learner, int, bool]] = {}
     for threads in (int(n) for n in args.threads.split(",")):
         for kind in args.variants.split(","):

@@ -50,6 +50,23 @@ def test_flush_denormals_zeroes_denormal_arithmetic_and_is_undone():
     assert (denormal * 1.0).item() == pytest.approx(1e-39)
 
 
+def test_threads_started_after_the_flush_flush_too():
+    # torch's worker threads inherit the setting when they start: a fresh process flushes
+    # first, then computes on two threads.
+    import subprocess
+    import sys
+
+    code = ("import torch\n"
+            "from gdi.runtime.components import flush_denormals\n"
+            "flush_denormals()\n"
+            "torch.set_num_threads(2)\n"
+            "x = torch.full((1 << 22,), 1e-39)\n"
+            "print(int(((x * 1.0) != 0).sum()))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, timeout=120)
+    assert out.stdout.strip() == "0"
+
+
 def test_training_flushes_denormals_and_restores_the_default_after(tmp_path, monkeypatch):
     from gdi.runtime import wiring
     from tests.runtime.helpers import tiny_config
