@@ -1,8 +1,8 @@
 """Learner speed levers (issue "time to score"), measured as ratios in one run.
 
 Each variant is a ``gdi.runtime.learner.Learner`` stepping on the same random batch (the
-shapes of the preset on the env, or of the paper's network with ``--paper-shape``: impala_deep,
-LSTM 256, burn-in 40 + 80 + 1 bootstrap... as T = 120, B = 64), on one device:
+shapes of the preset on the env, or the paper's network and batch with ``--paper-shape``:
+impala_deep, LSTM 256, 64 sequences of burn-in 40 + 80 learning steps), on one device:
 
 * ``eager-N``: today's learner with N torch threads (N from ``--threads``);
 * ``compile-N``: the same with ``learner_compile=true`` (torch.compile of each family's torso
@@ -12,15 +12,14 @@ LSTM 256, burn-in 40 + 80 + 1 bootstrap... as T = 120, B = 64), on one device:
 
 ``--checkpoint RUN/checkpoints/ckpt_*.pt`` also times the AdamW step alone from the trained
 optimizer state, denormals flushed and kept, and starts every variant from the trained learner
-(network and AdamW state): a fresh optimizer has no denormal moments, a trained one does (they
-decay to zero within a few hundred steps of a repeated batch, so the timed blocks show less of
-the difference than a run does); the batch is
-then one the trained network acted (its own episodes: the parameters whose gradients vanish on
-real data are those whose moments sit in the denormal range, which a random batch would wake).
+(network and AdamW state) on a batch the trained network acted. A fresh optimizer has no
+denormal moments, a trained one does; in the timed blocks, which repeat one batch, they decay
+to zero within a few hundred steps, so only the AdamW line shows what they cost in a run.
 
 On CUDA it also times the batch's host-to-device copy alone (``batch_to_tensors``: pageable
 memory as the learner does it, and pinned memory with non-blocking copies), since the paper's
-ALE batch is 218.6 MB of observations.
+ALE batch is 218.6 MB of observations. ``--profile`` prints where the first variant's steps
+spend their time (torch.profiler) and how many operator calls a step makes.
 
 The variants alternate in blocks of ``--steps`` learner steps so that load from other
 processes hits each alike; the best block of each is reported, as samples/s (sequences × their
@@ -28,8 +27,8 @@ T) and as a ratio to the first variant. Compilation happens before timing and it
 printed apart (it is paid once per run).
 
     .venv/bin/python -m benchmarks.learner_speed --env minatar:breakout --threads 1,2
-    .venv/bin/python -m benchmarks.learner_speed --paper-shape --threads 1,2 --steps 1
-    python -m benchmarks.learner_speed --paper-shape --device cuda --steps 10   # GPU
+    .venv/bin/python -m benchmarks.learner_speed --paper-shape --set batch_size=8 --steps 1
+    python -m benchmarks.learner_speed --paper-shape --device cuda --steps 5 --profile  # GPU
 """
 
 from __future__ import annotations
@@ -66,6 +65,21 @@ def timed_block(learner: Learner, batch, steps: int, device: str) -> float:
     if device == "cuda":
         torch.cuda.synchronize()
     return time.perf_counter() - start
+
+
+def profile_steps(learner: Learner, batch, steps: int, device: str) -> None:
+    """torch.profiler over ``steps`` learner steps: the operators by self time (CUDA time on a
+    GPU), and how many kernels or operator calls a step makes."""
+    from torch.profiler import ProfilerActivity, profile
+
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device == "cuda" else [])
+    with profile(activities=activities) as prof:
+        timed_block(learner, batch, steps, device)
+    key = "self_cuda_time_total" if device == "cuda" else "self_cpu_time_total"
+    averages = prof.key_averages()
+    print(averages.table(sort_by=key, row_limit=20))
+    calls = sum(event.count for event in averages if not event.key.startswith("autograd::"))
+    print(f"  {calls / steps:,.0f} operator calls per step")
 
 
 def time_copies(batch, device: str, repeats: int = 5) -> None:
@@ -162,6 +176,9 @@ def main() -> None:
                         help="comma-separated: flush (as training does), keep")
     parser.add_argument("--checkpoint", default=None,
                         help="a run's checkpoint: start from its trained network and AdamW state")
+    parser.add_argument("--profile", action="store_true",
+                        help="print torch.profiler's table of the first variant's steps: where "
+                             "a step's time goes (by self CUDA time on a GPU)")
     parser.add_argument("--steps", type=int, default=10, help="learner steps per block")
     parser.add_argument("--blocks", type=int, default=3)
     parser.add_argument("--set", nargs="*", default=[], help="config overrides field=value")
@@ -215,6 +232,8 @@ def main() -> None:
     flush_denormals(False)
     if args.device.startswith("cuda"):
         time_copies(batch, args.device)
+    if args.profile:
+        profile_steps(next(iter(variants.values()))[0], batch, args.steps, args.device)
     first = next(iter(best))
     for name, seconds in best.items():
         step = seconds / args.steps
