@@ -16,7 +16,8 @@ optimizer state, denormals flushed and kept, and starts every variant from the t
 denormal moments, a trained one does; in the timed blocks, which repeat one batch, they decay
 to zero within a few hundred steps, so only the AdamW line shows what they cost in a run.
 
-On CUDA it also times the batch's host-to-device copy alone (``batch_to_tensors``: pageable
+It also times the data collector's assembly of one batch (``ReplayCollector.sample``), and on
+CUDA the batch's host-to-device copy alone (``batch_to_tensors``: pageable
 memory as the learner does it, and pinned memory with non-blocking copies), since the paper's
 ALE batch is 218.6 MB of observations. ``--profile`` prints where the first variant's steps
 spend their time (torch.profiler) and how many operator calls a step makes.
@@ -34,6 +35,7 @@ printed apart (it is paid once per run).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import time
 
 import numpy as np
@@ -80,6 +82,29 @@ def profile_steps(learner: Learner, batch, steps: int, device: str) -> None:
     print(averages.table(sort_by=key, row_limit=20))
     calls = sum(event.count for event in averages if not event.key.startswith("autograd::"))
     print(f"  {calls / steps:,.0f} operator calls per step")
+
+
+def time_batch_assembly(config, shapes, repeats: int = 3) -> None:
+    """The data collector's ``sample()`` of one batch (what the driver does before each step)
+    from windows of random sequences of the config's shape."""
+    from gdi.runtime.collector import ReplayCollector
+
+    per_window = config.envs_per_actor
+    windows = -(-2 * config.batch_size // per_window)  # enough for `repeats` draws at replay 2
+    collector = ReplayCollector(config.batch_size, config.replay, windows * per_window + 1,
+                                config.batch_size, 0)
+    window_config = dataclasses.replace(config, batch_size=per_window)
+    for i in range(windows):
+        collector.add(random_batch(window_config, shapes, np.random.default_rng(100 + i)))
+    best = float("inf")
+    for _ in range(repeats):
+        if len(collector) < config.batch_size:
+            break
+        start = time.perf_counter()
+        batch = collector.sample()
+        best = min(best, time.perf_counter() - start)
+    print(f"  batch assembly (ReplayCollector.sample, {config.batch_size} sequences, "
+          f"{batch.obs.nbytes / 1e6:.1f} MB of observations): {best * 1000:.0f} ms")
 
 
 def time_copies(batch, device: str, repeats: int = 5) -> None:
@@ -230,6 +255,7 @@ def main() -> None:
             flush_denormals(flush)
             best[name] = min(best[name], timed_block(learner, batch, args.steps, args.device))
     flush_denormals(False)
+    time_batch_assembly(config, shapes)
     if args.device.startswith("cuda"):
         time_copies(batch, args.device)
     if args.profile:
