@@ -7,6 +7,9 @@ impala_deep, LSTM 256, 64 sequences of burn-in 40 + 80 learning steps), on one d
 * ``eager-N``: today's learner with N torch threads (N from ``--threads``);
 * ``compile-N``: the same with ``learner_compile=true`` (torch.compile of each family's torso
   and heads; the LSTM and the loss stay eager), N threads;
+* ``pageable-N``: eager, copying every batch from pageable memory, as before pinned staging
+  (the difference shows on CUDA with ``--with-collector``, where batches come from a data
+  collector as in training);
 * a ``/keep`` suffix: with denormal floats computed as such instead of flushed to zero
   (``--denormals flush,keep``; training flushes them, ``gdi.runtime.components``).
 
@@ -58,12 +61,36 @@ def make_learner(config, shapes, device: str) -> Learner:
     return Learner(config, build_network(config, shapes), device=device)
 
 
+class CollectorFeed:
+    """Batches as training makes them: each step samples a data collector (refilled with
+    random windows as it empties), into the learner's staging buffers when it has them."""
+
+    def __init__(self, config, shapes):
+        from gdi.runtime.collector import ReplayCollector
+
+        self.config, self.shapes, self.refills = config, shapes, 0
+        per_window = config.envs_per_actor
+        self.windows = -(-2 * config.batch_size // per_window)
+        self.collector = ReplayCollector(config.batch_size, config.replay,
+                                         (self.windows + 1) * per_window, config.batch_size, 0)
+        self.window_config = dataclasses.replace(config, batch_size=per_window)
+        self.pool = [random_batch(self.window_config, shapes, np.random.default_rng(100 + i))
+                     for i in range(self.windows)]
+
+    def next(self, learner: Learner):
+        while len(self.collector) < self.config.batch_size:
+            self.collector.add(self.pool[self.refills % len(self.pool)])
+            self.refills += 1
+        return self.collector.sample(out=learner.staging)
+
+
 def timed_block(learner: Learner, batch, steps: int, device: str) -> float:
+    """``steps`` learner steps on ``batch``, or on batches from a ``CollectorFeed``."""
     if device == "cuda":
         torch.cuda.synchronize()
     start = time.perf_counter()
     for _ in range(steps):
-        learner.step(batch, 0.5)
+        learner.step(batch.next(learner) if isinstance(batch, CollectorFeed) else batch, 0.5)
     if device == "cuda":
         torch.cuda.synchronize()
     return time.perf_counter() - start
@@ -204,6 +231,9 @@ def main() -> None:
     parser.add_argument("--profile", action="store_true",
                         help="print torch.profiler's table of the first variant's steps: where "
                              "a step's time goes (by self CUDA time on a GPU)")
+    parser.add_argument("--with-collector", action="store_true",
+                        help="each step samples its batch from a data collector, as training "
+                             "does (into a CUDA learner's pinned staging buffers)")
     parser.add_argument("--steps", type=int, default=10, help="learner steps per block")
     parser.add_argument("--blocks", type=int, default=3)
     parser.add_argument("--set", nargs="*", default=[], help="config overrides field=value")
@@ -230,8 +260,9 @@ def main() -> None:
     variants: dict[str, tuple[Learner, int, bool]] = {}
     for threads in (int(n) for n in args.threads.split(",")):
         for kind in args.variants.split(","):
-            if kind not in ("eager", "compile"):
-                raise SystemExit(f"--variants: unknown variant {kind!r}; allowed: eager, compile")
+            if kind not in ("eager", "compile", "pageable"):
+                raise SystemExit(f"--variants: unknown variant {kind!r}; allowed: eager, "
+                                 "compile, pageable")
             for denormals in args.denormals.split(","):
                 if denormals not in ("flush", "keep"):
                     raise SystemExit(f"--denormals: unknown {denormals!r}; allowed: flush, keep")
@@ -241,6 +272,8 @@ def main() -> None:
                 cfg = apply_overrides(config, ["learner_compile=true"]) if kind == "compile" \
                     else config
                 learner = make_learner(cfg, shapes, args.device)
+                if kind == "pageable":  # the learner before pinned staging: every batch
+                    learner._to_device = lambda b, lrn=learner: batch_to_tensors(b, lrn.device)
                 if trained is not None:
                     learner.load_state_dict(trained)
                 name = f"{kind}-{threads}" + ("" if flush else "/keep")
@@ -248,12 +281,13 @@ def main() -> None:
                 print(f"  {name}: first 2 steps {warm:.1f} s (compilation included)")
                 variants[name] = (learner, threads, flush)
 
+    feed = CollectorFeed(config, shapes) if args.with_collector else batch
     best = {name: float("inf") for name in variants}
     for _ in range(args.blocks):
         for name, (learner, threads, flush) in variants.items():
             torch.set_num_threads(threads)
             flush_denormals(flush)
-            best[name] = min(best[name], timed_block(learner, batch, args.steps, args.device))
+            best[name] = min(best[name], timed_block(learner, feed, args.steps, args.device))
     flush_denormals(False)
     time_batch_assembly(config, shapes)
     if args.device.startswith("cuda"):

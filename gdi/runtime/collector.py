@@ -53,12 +53,13 @@ class ReplayCollector:
     def ready(self) -> bool:
         return len(self._items) >= self.min_size
 
-    def sample(self) -> SequenceBatch:
-        """``batch_size`` distinct sequences; each loses one use and leaves after its last."""
+    def sample(self, out: SequenceBatch | None = None) -> SequenceBatch:
+        """``batch_size`` distinct sequences; each loses one use and leaves after its last.
+        ``out``: arrays to assemble the batch into (a CUDA learner's pinned buffers)."""
         if len(self._items) < self.batch_size:
             raise ValueError(f"collector holds {len(self)} sequences < batch size {self.batch_size}")
         picked = np.sort(self._rng.choice(len(self._items), self.batch_size, replace=False))
-        batch = SequenceBatch.concatenate([self._items[i] for i in picked])
+        batch = SequenceBatch.concatenate([self._items[i] for i in picked], out=out)
         for i in picked[::-1]:  # from the back, so deletions keep earlier indices valid
             self._uses_left[i] -= 1
             if self._uses_left[i] == 0:

@@ -74,12 +74,16 @@ class SequenceBatch:
         return SequenceBatch(**sliced, initial_state=self.initial_state[i : i + 1])
 
     @staticmethod
-    def concatenate(batches: list[SequenceBatch]) -> SequenceBatch:
-        """Join batches of sequences along the batch axis."""
-        joined = {name: np.concatenate([getattr(b, name) for b in batches], axis=1)
+    def concatenate(batches: list[SequenceBatch], out: SequenceBatch | None = None
+                    ) -> SequenceBatch:
+        """Join batches of sequences along the batch axis, into ``out``'s arrays if given
+        (which must have the joined shapes and dtypes) and then return ``out``."""
+        joined = {name: np.concatenate([getattr(b, name) for b in batches], axis=1,
+                                       out=None if out is None else getattr(out, name))
                   for name in OBS_FIELDS + STEP_FIELDS}
-        state = np.concatenate([b.initial_state for b in batches], axis=0)
-        return SequenceBatch(**joined, initial_state=state)
+        state = np.concatenate([b.initial_state for b in batches], axis=0,
+                               out=None if out is None else out.initial_state)
+        return out if out is not None else SequenceBatch(**joined, initial_state=state)
 
     def as_dict(self) -> dict[str, np.ndarray]:
         return {name: getattr(self, name) for name in FIELDS}

@@ -124,7 +124,7 @@ class Trainer:
             if before_step is not None:
                 before_step()
             start = time.perf_counter()
-            batch = self.collector.sample()
+            batch = self.collector.sample(out=self.learner.staging)
             self.learner_intact = False  # an exception inside the step may leave it half-done
             metrics = self.learner.step(batch, self.progress)
             self.learner_intact = True

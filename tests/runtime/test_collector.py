@@ -68,3 +68,20 @@ def test_bad_sizes_raise():
         ReplayCollector(batch_size=8, replay=2, capacity=10, min_size=4, seed=0)
     with pytest.raises(ValueError, match="replay"):
         ReplayCollector(batch_size=2, replay=0, capacity=10, min_size=4, seed=0)
+
+
+def test_a_batch_assembled_into_given_buffers_is_the_batch_it_would_allocate():
+    # A CUDA learner's pinned buffers: the same sequences, in the same order, in its arrays.
+    plain, into = (ReplayCollector(batch_size=3, replay=2, capacity=16, min_size=3, seed=5)
+                   for _ in range(2))
+    for collector in (plain, into):
+        collector.add(_window([0, 1, 2, 3]))
+        collector.add(_window([4, 5, 6, 7]))
+    expected = plain.sample()
+    buffers = SequenceBatch(**{name: np.full_like(array, 99)
+                               for name, array in expected.as_dict().items()})
+    got = into.sample(out=buffers)
+    assert got is buffers
+    for name, array in expected.as_dict().items():
+        np.testing.assert_array_equal(getattr(got, name), array)
+    assert len(into) == len(plain)

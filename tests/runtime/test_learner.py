@@ -14,6 +14,7 @@ from gdi.runtime.components import build_controller, build_network, env_shapes
 from gdi.runtime.errors import LearnerDiverged
 from gdi.runtime.learner import Learner
 from gdi.runtime.parameter_server import InlineParameterServer
+from gdi.runtime.sequences import SequenceBatch
 from gdi.runtime.trainer import Trainer
 from tests.runtime.helpers import tiny_config
 
@@ -156,3 +157,32 @@ def test_a_compiled_learner_applies_the_same_updates_as_the_eager_one():
     assert compiled.steps == eager.steps == 3
     # Same parameter names: checkpoints and pushes are those of the eager network.
     assert list(compiled.net.state_dict()) == list(eager.net.state_dict())
+
+
+def test_a_cpu_learner_lets_the_collector_allocate_its_batches():
+    _, _, learner, actor = setup()
+    learner.step(next_window(actor), 0.5)
+    assert learner.staging is None
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_a_cuda_learner_steps_the_same_from_its_pinned_staging():
+    # From its second step a CUDA learner has the collector assemble batches in page-locked
+    # buffers and copies them without a pageable bounce: the same update as from a fresh array.
+    config, env_config, _, actor = setup()
+    shapes = env_shapes(env_config, 0)
+    torch.manual_seed(0)
+    pinned = Learner(config, build_network(config, shapes), device="cuda")
+    plain = Learner(config, build_network(config, shapes), device="cuda")
+    plain.net.load_state_dict(pinned.net.state_dict())
+    first = next_window(actor)
+    pinned.step(first, 0.5)
+    plain.step(first, 0.5)
+    assert pinned.staging is not None and pinned.staging.obs.shape == first.obs.shape
+    second = next_window(actor)
+    staged = SequenceBatch.concatenate([second], out=pinned.staging)
+    assert staged is pinned.staging
+    got, want = pinned.step(staged, 0.5), plain.step(second, 0.5)
+    assert got["losses/total"] == pytest.approx(want["losses/total"], rel=1e-6)
+    for a, b in zip(pinned.net.parameters(), plain.net.parameters(), strict=True):
+        torch.testing.assert_close(a, b)
