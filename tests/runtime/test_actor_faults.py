@@ -92,10 +92,12 @@ def test_sigkill_of_the_learner_leaves_no_actor_process(tmp_path):
         # Wait until training is under way (the first metrics row is written).
         while not (tmp_path / "run" / "metrics.jsonl").is_file() \
                 or not (tmp_path / "run" / "metrics.jsonl").read_text():
-            assert learner.poll() is None and time.monotonic() < deadline
+            assert learner.poll() is None, f"training exited with {learner.returncode}"
+            assert time.monotonic() < deadline, "no metrics row within 120 s"
             time.sleep(0.2)
         spawned = children_of(learner.pid)
-        assert len(spawned) >= 2  # two actors (and multiprocessing's resource tracker)
+        # two actors (and multiprocessing's resource tracker)
+        assert len(spawned) >= 2, f"children of the learner: {spawned}"
     finally:
         learner.kill()
         learner.wait()
