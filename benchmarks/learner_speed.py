@@ -77,10 +77,14 @@ class CollectorFeed:
         self.pool = [random_batch(self.window_config, shapes, np.random.default_rng(100 + i))
                      for i in range(self.windows)]
 
-    def next(self, learner: Learner):
+    def refill(self) -> None:
+        """Enough sequences in the collector for the next batch."""
         while len(self.collector) < self.config.batch_size:
             self.collector.add(self.pool[self.refills % len(self.pool)])
             self.refills += 1
+
+    def next(self, learner: Learner):
+        self.refill()
         return self.collector.sample(out=learner.staging)
 
 
@@ -114,21 +118,12 @@ def profile_steps(learner: Learner, batch, steps: int, device: str) -> None:
 def time_batch_assembly(config, shapes, repeats: int = 3) -> None:
     """The data collector's ``sample()`` of one batch (what the driver does before each step)
     from windows of random sequences of the config's shape."""
-    from gdi.runtime.collector import ReplayCollector
-
-    per_window = config.envs_per_actor
-    windows = -(-2 * config.batch_size // per_window)  # enough for `repeats` draws at replay 2
-    collector = ReplayCollector(config.batch_size, config.replay, windows * per_window + 1,
-                                config.batch_size, 0)
-    window_config = dataclasses.replace(config, batch_size=per_window)
-    for i in range(windows):
-        collector.add(random_batch(window_config, shapes, np.random.default_rng(100 + i)))
+    feed = CollectorFeed(config, shapes)
     best = float("inf")
     for _ in range(repeats):
-        if len(collector) < config.batch_size:
-            break
+        feed.refill()
         start = time.perf_counter()
-        batch = collector.sample()
+        batch = feed.collector.sample()
         best = min(best, time.perf_counter() - start)
     print(f"  batch assembly (ReplayCollector.sample, {config.batch_size} sequences, "
           f"{batch.obs.nbytes / 1e6:.1f} MB of observations): {best * 1000:.0f} ms")
@@ -166,13 +161,12 @@ def time_copies(batch, device: str, repeats: int = 5) -> None:
 def acted_batch(config, shapes, weights: dict):
     """A batch of sequences acted by the trained network (one window of one actor, sampled as
     the data collector samples)."""
-    from gdi.envs import resolve_env as resolve
     from gdi.runtime.actor import Actor
     from gdi.runtime.components import build_controller
 
     net = build_network(config, shapes)
     net.load_state_dict(weights)
-    actor = Actor(0, config, resolve(config.env), net, build_controller(config, 1), seed=1)
+    actor = Actor(0, config, resolve_env(config.env), net, build_controller(config, 1), seed=1)
     window = None
     while window is None:
         window, _ = actor.step()

@@ -67,17 +67,24 @@ def flush_denormals(on: bool = True) -> None:
     torch.set_flush_denormal(on)
 
 
+def available_cores() -> int:
+    """CPU cores this process may run on (its affinity where the OS reports one)."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
 def learner_threads(config: Config) -> int:
     """Threads for the learner process: as configured, else the cores not taken by actor
     processes (local backend) or all cores (inline backend)."""
     if config.torch_threads > 0:
         return config.torch_threads
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    cores = available_cores()
     # Actor processes on this machine: the local backend's, and a Ray instance started here
     # (on a cluster the ray backend sets the threads once Ray has placed the actors).
     here = config.backend == "local" or (config.backend == "ray" and not config.ray_address)
     actors = config.num_actors if here else 0
-    return max(1, (cores or 1) - actors)
+    return max(1, cores - actors)
 
 
 def learner_device(config: Config) -> str:

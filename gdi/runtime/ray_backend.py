@@ -35,6 +35,7 @@ import torch
 from gdi.config import Config
 from gdi.runtime.actor import Actor, Window
 from gdi.runtime.backend import ParallelBackend
+from gdi.runtime.components import available_cores
 from gdi.runtime.parameter_server import flatten_parameters, unflatten_parameters_into
 
 #: Seconds to wait for the cluster to place every actor before saying it cannot.
@@ -170,9 +171,7 @@ class RayBackend(ParallelBackend):
             return
         here = self.ray.get_runtime_context().get_node_id()
         actors_here = sum(node == here for node, _ in self.placement)
-        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") \
-            else os.cpu_count() or 1
-        torch.set_num_threads(max(1, cores - actors_here))
+        torch.set_num_threads(max(1, available_cores() - actors_here))
 
     def _launch(self, i: int) -> None:
         strategy = "SPREAD" if self.config.ray_placement == "spread" else "DEFAULT"
