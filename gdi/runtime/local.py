@@ -10,7 +10,8 @@ Faults: an actor process that dies (``kill -9``, an exception, a crashed emulato
 with its E as last reported and fresh environments (seeded anew), and a warning says so; the
 window it owed is asked again. More than ``actor_failures_max`` failures within
 ``actor_failure_window_s`` stop the run (``ActorFailure``). An actor whose learner process is
-gone (``kill -9`` of the main process) notices within a fraction of a second and exits, so
+gone (``kill -9`` of the main process) exits within a fraction of a second, wherever it is
+blocked (a dead learner may have held the parameter lock or left the window pipe full), so
 nothing is left running.
 
 Resuming restores the learner, optimizer, counters and every actor's E exactly; environments
@@ -24,6 +25,7 @@ import dataclasses
 import os
 import queue as queue_module
 import signal
+import threading
 import time
 import traceback
 
@@ -37,7 +39,8 @@ from gdi.runtime.components import actor_seed, build_controller, build_network, 
 from gdi.runtime.parameter_server import SharedParameterServer
 from gdi.runtime.sequences import SequenceBatch
 
-#: How often (seconds) a waiting actor checks that its learner process is still there.
+#: How often (seconds) an actor checks that its learner process is still there, and how long a
+#: wait for a credit or queue room lasts before it looks at the stop event again.
 PARENT_CHECK_S = 0.2
 
 
@@ -51,6 +54,18 @@ def _unpack(window: Window) -> Window:
     data = dict(window.sequences)
     data["obs"] = data["obs"].numpy()
     return dataclasses.replace(window, sequences=SequenceBatch(**data))
+
+
+def _exit_when_orphaned(parent_pid: int) -> None:
+    """Watchdog thread of an actor process: end the process once its learner is gone.
+
+    A thread, not checks in the actor's loops: a learner killed while it held the parameter
+    server's lock (a semaphore no one releases) blocks the actor's next pull forever, and a
+    queue's feeder thread blocks the process's exit while the pipe is full and no one reads.
+    ``os._exit`` skips both; nothing in an actor outlives its learner's use for it."""
+    while os.getppid() == parent_pid:
+        time.sleep(PARENT_CHECK_S)
+    os._exit(0)
 
 
 def actor_process(
@@ -71,11 +86,9 @@ def actor_process(
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the learner process coordinates shutdown
     torch.set_num_threads(1)
     flush_denormals()
+    threading.Thread(target=_exit_when_orphaned, args=(parent_pid,), daemon=True,
+                     name="gdi-orphan-watchdog").start()
     actor = None
-
-    def orphaned() -> bool:
-        return os.getppid() != parent_pid
-
     try:
         from gdi.envs import resolve_env
 
@@ -90,8 +103,7 @@ def actor_process(
             # Idle until the learner asks for a window, then act it with fresh parameters.
             start = time.perf_counter()
             while not (credits.acquire(timeout=PARENT_CHECK_S) or stop_event.is_set()):
-                if orphaned():
-                    return
+                pass
             actor.phase_seconds["idle"] += time.perf_counter() - start
             if stop_event.is_set():
                 break
@@ -102,8 +114,7 @@ def actor_process(
                     messages.put(message, timeout=PARENT_CHECK_S)
                     break
                 except queue_module.Full:
-                    if orphaned():
-                        return
+                    pass
             # Counted with the next window.
             actor.phase_seconds["idle"] += time.perf_counter() - start
     except Exception:

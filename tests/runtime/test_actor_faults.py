@@ -1,6 +1,6 @@
 """Faults that long runs meet, each injected into a real process: an actor killed mid-run is
 restarted and the run completes; too many failures stop the run with a checkpoint; a learner
-killed with SIGKILL leaves no actor process behind."""
+killed with SIGKILL leaves no actor process behind, even one blocked on a lock it held."""
 
 import json
 import multiprocessing
@@ -108,6 +108,56 @@ def test_sigkill_of_the_learner_leaves_no_actor_process(tmp_path):
     for pid in survivors:  # clean up before failing
         os.kill(pid, signal.SIGKILL)
     assert not survivors, f"processes left behind: {survivors}"
+
+
+#: A learner that dies in the middle of a push: it holds the parameter server's lock, which no
+#: one will release, when its actor asks for fresh parameters.
+LEARNER_DYING_MID_PUSH = """
+import os, sys, time
+import torch.multiprocessing as mp
+from gdi.envs import resolve_env
+from gdi.runtime.components import build_network, env_shapes
+from gdi.runtime.local import actor_process
+from gdi.runtime.parameter_server import SharedParameterServer
+from tests.runtime.helpers import tiny_config
+
+config = tiny_config(env="gym:CartPole-v1")
+env_config = resolve_env(config.env)
+shapes = env_shapes(env_config, config.seed)
+context = mp.get_context("spawn")
+server = SharedParameterServer(build_network(config, shapes), context)
+messages, stop, credits = context.Queue(maxsize=1), context.Event(), context.Semaphore(1)
+server._lock.acquire()
+server._version.value = 1  # a push under way: the actor's pull must take the lock
+actor = context.Process(target=actor_process, args=(
+    0, 0, config, shapes, server, messages, stop, credits, None, os.getpid()))
+actor.start()
+print(actor.pid, flush=True)
+deadline = time.monotonic() + 120
+while credits.get_value() and time.monotonic() < deadline:  # the actor has taken its credit
+    time.sleep(0.05)
+time.sleep(0.5)  # and is blocked in its pull
+os._exit(0)
+"""
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads the process table from /proc")
+def test_an_actor_whose_learner_died_holding_the_parameter_lock_exits(tmp_path):
+    root = Path(__file__).resolve().parents[2]
+    # Files, not pipes: a pipe would stay open as long as the orphaned actor lives.
+    out, err = tmp_path / "stdout", tmp_path / "stderr"
+    with out.open("w") as stdout, err.open("w") as stderr:
+        script = subprocess.run([sys.executable, "-c", LEARNER_DYING_MID_PUSH], cwd=root,
+                                stdout=stdout, stderr=stderr, timeout=180)
+    assert script.returncode == 0, err.read_text()
+    actor_pid = int(out.read_text().split()[0])
+    deadline = time.monotonic() + 20
+    while alive(actor_pid) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    left = alive(actor_pid)
+    if left:
+        os.kill(actor_pid, signal.SIGKILL)
+    assert not left, "the actor stayed blocked on the dead learner's lock"
 
 
 def test_sigkill_of_the_learner_loses_at_most_checkpoint_every_frames(tmp_path):
