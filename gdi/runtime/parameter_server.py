@@ -3,13 +3,14 @@
 The learner pushes every ``push_every`` steps; actors pull every ``pull_every`` steps and tag
 what they record with the version they acted with, so the learner can log the policy lag.
 Two implementations of one interface: ``InlineParameterServer`` (a dict in the same process)
-and ``SharedParameterServer`` (one flat float32 tensor in shared memory, a version counter and
-a lock, readable by actor processes without copying through a pipe).
+and ``SharedParameterServer`` (one flat float32 tensor in shared memory with a version and a
+sequence counter, readable by actor processes without copying through a pipe or taking a lock).
 """
 
 from __future__ import annotations
 
 import multiprocessing as mp
+import time
 
 import torch
 
@@ -47,12 +48,28 @@ class InlineParameterServer:
 
 
 class SharedParameterServer:
-    """Shared-memory parameters for actor processes (picklable to ``spawn``-ed children)."""
+    """Shared-memory parameters for actor processes (picklable to ``spawn``-ed children).
+
+    One writer (the learner), many readers (actors), and no lock: a sequence counter (a
+    seqlock). The learner makes the counter odd while it writes and even again when done; a
+    reader keeps what it copied only if the counter was even before and unchanged after, and
+    copies again otherwise. A lock would be held by whoever dies holding it: an actor killed
+    mid-pull would block the learner's next push forever, a learner killed mid-push every
+    actor's next pull. Readers never block the learner.
+
+    Exact on x86-64, whose loads and stores stay in program order. On a weakly ordered CPU a
+    reader could in principle miss a write that overlapped its copy and act one window with
+    a mix of two consecutive versions; what it records is still the policy it acted with (its
+    behaviour probabilities), which is all V-trace and Retrace need.
+    """
+
+    #: How long (seconds) a reader waits before it looks again while the learner writes.
+    RETRY_S = 1e-4
 
     def __init__(self, module: torch.nn.Module, context: mp.context.BaseContext) -> None:
         self._flat = flatten_parameters(module).share_memory_()
         self._version = context.Value("q", 0, lock=False)
-        self._lock = context.Lock()
+        self._sequence = context.Value("q", 0, lock=False)  # odd while the learner writes
 
     @property
     def version(self) -> int:
@@ -60,14 +77,22 @@ class SharedParameterServer:
 
     def push(self, module: torch.nn.Module, version: int) -> None:
         flat = flatten_parameters(module)
-        with self._lock:
-            self._flat.copy_(flat)
-            self._version.value = version
+        self._sequence.value += 1
+        self._flat.copy_(flat)
+        self._version.value = version
+        self._sequence.value += 1
 
     def pull(self, module: torch.nn.Module, have_version: int) -> int:
+        """Copy the parameters into ``module`` if newer than ``have_version``; returns the
+        version ``module`` now holds."""
         if self.version == have_version:
             return have_version
-        with self._lock:
+        while True:
+            sequence = self._sequence.value
+            if sequence % 2:  # a push under way
+                time.sleep(self.RETRY_S)
+                continue
             version = int(self._version.value)
             unflatten_parameters_into(self._flat, module)
-        return version
+            if self._sequence.value == sequence:
+                return version

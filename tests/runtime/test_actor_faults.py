@@ -1,6 +1,6 @@
 """Faults that long runs meet, each injected into a real process: an actor killed mid-run is
 restarted and the run completes; too many failures stop the run with a checkpoint; a learner
-killed with SIGKILL leaves no actor process behind, even one blocked on a lock it held."""
+killed with SIGKILL leaves no actor process behind, even one waiting for its half-done push."""
 
 import json
 import multiprocessing
@@ -110,8 +110,8 @@ def test_sigkill_of_the_learner_leaves_no_actor_process(tmp_path):
     assert not survivors, f"processes left behind: {survivors}"
 
 
-#: A learner that dies in the middle of a push: it holds the parameter server's lock, which no
-#: one will release, when its actor asks for fresh parameters.
+#: A learner that dies in the middle of a push, when its actor asks for fresh parameters: the
+#: actor waits for a write that never ends.
 LEARNER_DYING_MID_PUSH = """
 import os, sys, time
 import torch.multiprocessing as mp
@@ -127,8 +127,8 @@ shapes = env_shapes(env_config, config.seed)
 context = mp.get_context("spawn")
 server = SharedParameterServer(build_network(config, shapes), context)
 messages, stop, credits = context.Queue(maxsize=1), context.Event(), context.Semaphore(1)
-server._lock.acquire()
-server._version.value = 1  # a push under way: the actor's pull must take the lock
+server._version.value = 1  # newer than the actor's parameters,
+server._sequence.value = 1  # and being written
 actor = context.Process(target=actor_process, args=(
     0, 0, config, shapes, server, messages, stop, credits, None, os.getpid()))
 actor.start()
@@ -136,13 +136,13 @@ print(actor.pid, flush=True)
 deadline = time.monotonic() + 120
 while credits.get_value() and time.monotonic() < deadline:  # the actor has taken its credit
     time.sleep(0.05)
-time.sleep(0.5)  # and is blocked in its pull
+time.sleep(0.5)  # and waits in its pull
 os._exit(0)
 """
 
 
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads the process table from /proc")
-def test_an_actor_whose_learner_died_holding_the_parameter_lock_exits(tmp_path):
+def test_an_actor_whose_learner_died_mid_push_exits(tmp_path):
     root = Path(__file__).resolve().parents[2]
     # Files, not pipes: a pipe would stay open as long as the orphaned actor lives.
     out, err = tmp_path / "stdout", tmp_path / "stderr"
@@ -157,7 +157,7 @@ def test_an_actor_whose_learner_died_holding_the_parameter_lock_exits(tmp_path):
     left = alive(actor_pid)
     if left:
         os.kill(actor_pid, signal.SIGKILL)
-    assert not left, "the actor stayed blocked on the dead learner's lock"
+    assert not left, "the actor stayed waiting for the dead learner's push"
 
 
 def test_sigkill_of_the_learner_loses_at_most_checkpoint_every_frames(tmp_path):
