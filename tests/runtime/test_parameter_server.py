@@ -7,7 +7,6 @@ import signal
 import threading
 import time
 
-import pytest
 import torch
 
 import gdi.runtime.parameter_server as parameter_server
