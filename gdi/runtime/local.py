@@ -11,7 +11,7 @@ with its E as last reported and fresh environments (seeded anew), and a warning 
 window it owed is asked again. More than ``actor_failures_max`` failures within
 ``actor_failure_window_s`` stop the run (``ActorFailure``). An actor whose learner process is
 gone (``kill -9`` of the main process) exits within a fraction of a second, wherever it is
-blocked (a dead learner may have held the parameter lock or left the window pipe full), so
+blocked (a dead learner may have left a push half-written or the window pipe full), so
 nothing is left running.
 
 Resuming restores the learner, optimizer, counters and every actor's E exactly; environments
@@ -59,10 +59,10 @@ def _unpack(window: Window) -> Window:
 def _exit_when_orphaned(parent_pid: int) -> None:
     """Watchdog thread of an actor process: end the process once its learner is gone.
 
-    A thread, not checks in the actor's loops: a learner killed while it held the parameter
-    server's lock (a semaphore no one releases) blocks the actor's next pull forever, and a
-    queue's feeder thread blocks the process's exit while the pipe is full and no one reads.
-    ``os._exit`` skips both; nothing in an actor outlives its learner's use for it."""
+    A thread, not checks in the actor's loops: a learner killed mid-push leaves a write that
+    the actor's next pull waits for forever, and a queue's feeder thread blocks the process's
+    exit while the pipe is full and no one reads. ``os._exit`` skips both; nothing in an actor
+    outlives its learner's use for it."""
     while os.getppid() == parent_pid:
         time.sleep(PARENT_CHECK_S)
     os._exit(0)

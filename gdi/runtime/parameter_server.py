@@ -57,10 +57,10 @@ class SharedParameterServer:
     mid-pull would block the learner's next push forever, a learner killed mid-push every
     actor's next pull. Readers never block the learner.
 
-    Exact on x86-64, whose loads and stores stay in program order. On a weakly ordered CPU a
-    reader could in principle miss a write that overlapped its copy and act one window with
-    a mix of two consecutive versions; what it records is still the policy it acted with (its
-    behaviour probabilities), which is all V-trace and Retrace need.
+    Exact on x86-64, which orders stores with stores and loads with loads. On a weakly ordered
+    CPU (ARM) a reader could in principle miss a write that overlapped its copy and act one
+    window with a mix of two consecutive versions; what it records is still the policy it
+    acted with (its behaviour probabilities), which is all V-trace and Retrace need.
     """
 
     #: How long (seconds) a reader waits before it looks again while the learner writes.
