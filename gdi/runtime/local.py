@@ -1,14 +1,15 @@
 """The ``local`` backend: each actor in its own process, the learner in this one.
 
 Actors are ``spawn``-ed processes (no inherited threads or locks) that read parameters from a
-shared-memory parameter server and send one ``Window`` per credit (the sequences' observations
-as a torch tensor, which torch's queue moves through shared memory instead of a pipe). Each
-actor has a credit semaphore of its own, so the backend always knows which actor owes a
-window; the driver (``gdi.runtime.driver``) decides when to ask.
+shared-memory parameter server and send one ``Window`` per credit through a pipe of their own
+(the sequences' observations as a torch tensor, which torch's pickler moves through shared
+memory instead of the pipe). Each actor has a credit semaphore of its own, so the backend
+always knows which actor owes a window; the driver (``gdi.runtime.driver``) decides when to
+ask.
 
 Faults: an actor process that dies (``kill -9``, an exception, a crashed emulator) is restarted
 with its E as last reported and fresh environments (seeded anew), and a warning says so; the
-window it owed is asked again. More than ``actor_failures_max`` failures within
+window it owed, even half sent, is asked again. More than ``actor_failures_max`` failures within
 ``actor_failure_window_s`` stop the run (``ActorFailure``). An actor whose learner process is
 gone (``kill -9`` of the main process) exits within a fraction of a second, wherever it is
 blocked (a dead learner may have left a push half-written or the window pipe full), so
@@ -23,11 +24,11 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import queue as queue_module
 import signal
 import threading
 import time
 import traceback
+from multiprocessing.connection import Connection, wait
 
 import torch
 import torch.multiprocessing as torch_mp
@@ -74,15 +75,15 @@ def actor_process(
     config: Config,
     shapes,
     server: SharedParameterServer,
-    messages,
+    channel: Connection,
     stop_event,
     credits,
     controller_state: dict | None,
     parent_pid: int,
 ) -> None:
     """Entry point of one actor process: act a window per credit until ``stop_event`` is set
-    or the learner process is gone. Messages are ``(actor_id, incarnation, Window | str)``, a
-    string being the traceback of a failure."""
+    or the learner process is gone. It sends the learner a ``Window`` per credit through its
+    own ``channel``, or a string, the traceback of a failure."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the learner process coordinates shutdown
     torch.set_num_threads(1)
     flush_denormals()
@@ -107,18 +108,13 @@ def actor_process(
             actor.phase_seconds["idle"] += time.perf_counter() - start
             if stop_event.is_set():
                 break
-            message = (actor_id, incarnation, _pack(actor.act_window(server, pull_first=True)))
+            window = _pack(actor.act_window(server, pull_first=True))
             start = time.perf_counter()
-            while not stop_event.is_set():
-                try:
-                    messages.put(message, timeout=PARENT_CHECK_S)
-                    break
-                except queue_module.Full:
-                    pass
+            channel.send(window)  # returns once the learner has read what the pipe can't hold
             # Counted with the next window.
             actor.phase_seconds["idle"] += time.perf_counter() - start
     except Exception:
-        messages.put((actor_id, incarnation, traceback.format_exc()))
+        channel.send(traceback.format_exc())
     finally:
         if actor is not None:
             actor.close()
@@ -130,28 +126,40 @@ class LocalBackend(ParallelBackend):
         self.shapes = shapes
         self.context = torch_mp.get_context("spawn")
         self.server = SharedParameterServer(learner.net, self.context)
-        self.messages = self.context.Queue(maxsize=config.num_actors)
         self.stop_event = self.context.Event()
         self.processes: list = [None] * config.num_actors
         self.credits: list = [None] * config.num_actors
+        # One pipe per actor process, whose writing end only that process holds: a process
+        # killed in the middle of sending a window (larger than a pipe's buffer, so sending it
+        # takes until the learner reads) leaves the learner an end of file, not a stream
+        # shared with other senders that it would wait on forever for the rest.
+        self.channels: list[Connection | None] = [None] * config.num_actors
         self.busy = [False] * config.num_actors  # a window is owed
 
     def _launch(self, i: int) -> None:
         self.credits[i] = self.context.Semaphore(0)
+        receiving, sending = self.context.Pipe(duplex=False)
         process = self.context.Process(
             target=actor_process, name=f"gdi-actor-{i}", daemon=True,
-            args=(i, self.incarnations[i], self.config, self.shapes, self.server,
-                  self.messages, self.stop_event, self.credits[i], self.controller_states[i],
-                  os.getpid()),
+            args=(i, self.incarnations[i], self.config, self.shapes, self.server, sending,
+                  self.stop_event, self.credits[i], self.controller_states[i], os.getpid()),
         )
         process.start()
+        sending.close()  # the actor's copy is now the only one
         self.processes[i] = process
+        self.channels[i] = receiving
+
+    def _close_channel(self, i: int) -> None:
+        if self.channels[i] is not None:
+            self.channels[i].close()
+            self.channels[i] = None
 
     def _discard(self, i: int) -> None:
         old = self.processes[i]
         if old.is_alive():
             old.terminate()
         old.join(timeout=5.0)
+        self._close_channel(i)  # with whatever it held: a window from a replaced process
         self.busy[i] = False  # the window it owed is lost: the driver asks again
 
     @property
@@ -165,27 +173,27 @@ class LocalBackend(ParallelBackend):
 
     def receive(self, block: bool) -> list[Window]:
         windows = []
-        while True:
-            try:
-                actor_id, incarnation, content = self.messages.get(
-                    block=block and not windows, timeout=1.0)
-            except queue_module.Empty:
-                break
-            except (OSError, EOFError):
-                # A window whose sender died before we took it: its shared-memory handle went
-                # with it. The window is lost; _check_processes restarts the sender.
-                continue
-            current = incarnation == self.incarnations[actor_id]
-            if isinstance(content, str):
-                if current:
+        timeout = 1.0 if block else 0.0
+        while ready := wait([c for c in self.channels if c is not None], timeout=timeout):
+            timeout = 0.0  # then take whatever else has arrived, without waiting
+            for channel in ready:
+                i = self.channels.index(channel)
+                try:
+                    content = channel.recv()
+                except (OSError, EOFError):
+                    # The sender died: before its window was whole, or before we took it
+                    # (its shared-memory handle went with it). The window is lost;
+                    # _check_processes restarts the sender.
+                    self._close_channel(i)
+                    continue
+                if isinstance(content, str):
                     error = content.rstrip().splitlines()[-1]
-                    self._restart(actor_id, f"actor {actor_id} failed: {error}")
-                continue
-            window = _unpack(content)
-            windows.append(window)
-            self.controller_states[actor_id] = window.controller_state
-            if current:  # a window from a process since replaced owes no credit
-                self.busy[actor_id] = False
+                    self._restart(i, f"actor {i} failed: {error}")
+                    continue
+                window = _unpack(content)
+                windows.append(window)
+                self.controller_states[i] = window.controller_state
+                self.busy[i] = False
         self._check_processes()
         return windows
 
@@ -200,16 +208,18 @@ class LocalBackend(ParallelBackend):
         processes = [p for p in self.processes if p is not None]
         deadline = time.monotonic() + 10.0
         while any(p.is_alive() for p in processes) and time.monotonic() < deadline:
-            try:  # unblock actors waiting to put; what they sent is discarded
-                self.messages.get(timeout=0.1)
-            except queue_module.Empty:
-                pass
-            except (OSError, EOFError):
-                # A message whose sender already exited: its shared-memory handle is gone.
-                pass
+            # Unblock actors in the middle of a send; what they sent is discarded.
+            open_channels = [c for c in self.channels if c is not None]
+            if not open_channels:
+                time.sleep(0.1)
+            for channel in wait(open_channels, timeout=0.1):
+                try:
+                    channel.recv()
+                except (OSError, EOFError):
+                    self._close_channel(self.channels.index(channel))
         for process in processes:
             if process.is_alive():
                 process.terminate()
             process.join(timeout=5.0)
-        self.messages.close()
-        self.messages.cancel_join_thread()
+        for i in range(len(self.channels)):
+            self._close_channel(i)

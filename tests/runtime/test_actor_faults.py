@@ -2,12 +2,16 @@
 restarted and the run completes; too many failures stop the run with a checkpoint; a learner
 killed with SIGKILL leaves no actor process behind, even one waiting for its half-done push."""
 
+import fcntl
 import json
 import multiprocessing
 import os
 import signal
+import struct
 import subprocess
 import sys
+import termios
+import threading
 import time
 from pathlib import Path
 
@@ -45,6 +49,52 @@ def test_a_killed_local_actor_is_restarted_and_the_run_completes(tmp_path):
     payload = load_checkpoint(latest_checkpoint(result.run_dir))
     assert payload["trainer"]["actor_restarts"] == 1
     assert all(state is not None for state in payload["controllers"])
+
+
+def test_an_actor_killed_in_the_middle_of_sending_a_window_is_restarted():
+    """A window of 64 sequences of 80 steps (~280 kB pickled besides its observations) is larger than a pipe's buffer, so its sender waits
+    in the middle of the message until the learner reads; killed there, it must leave the
+    learner an end of file, not half a message to wait on forever."""
+    from types import SimpleNamespace
+
+    from gdi.envs import resolve_env
+    from gdi.runtime.components import build_network, env_shapes
+    from gdi.runtime.local import LocalBackend
+
+    config = tiny_config(env="minatar:breakout", backend="local", num_actors=1,
+                         envs_per_actor=64, seq_len=80, seq_stride=80, burn_in=0,
+                         replay_capacity=128)
+    env_config = resolve_env(config.env)
+    shapes = env_shapes(env_config, config.seed)
+    backend = LocalBackend(config, env_config, shapes,
+                           SimpleNamespace(net=build_network(config, shapes)))
+    backend.start([None], None)
+    received: list = []
+    try:
+        backend.request()
+        assert backend.channels[0].poll(120), "no window within 120 s"
+        time.sleep(0.5)  # the sender now waits for room in the pipe, mid-message
+        waiting = struct.unpack("i", fcntl.ioctl(backend.channels[0].fileno(), termios.FIONREAD,
+                                                  b"\0" * 4))[0]
+        assert waiting >= 60_000 and backend.processes[0].is_alive(), waiting
+        os.kill(backend.processes[0].pid, signal.SIGKILL)
+        backend.processes[0].join(timeout=10)
+
+        def receive_until_a_window() -> None:
+            while not received:
+                if backend.in_flight == 0:
+                    backend.request()
+                received.extend(backend.receive(block=True))
+
+        receiver = threading.Thread(target=receive_until_a_window, daemon=True)
+        receiver.start()
+        receiver.join(timeout=120)
+        assert not receiver.is_alive(), "the learner waits for the rest of a dead actor's window"
+        assert backend.restarts == 1
+        assert any("exited with code -9" in w for w in backend.take_warnings())
+        assert received[0].sequences.obs.shape[1] > 0
+    finally:
+        backend.close()
 
 
 def test_failures_past_the_budget_stop_the_run_with_a_checkpoint(tmp_path):
