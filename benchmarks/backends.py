@@ -1,6 +1,6 @@
 """End-to-end frames/s of the inline, local and ray backends at 1 and 2 actors, measured in one
 run on one machine, and what one window costs to ship (bytes, latency) through a local
-queue and through Ray.
+pipe and through Ray.
 
 Each training run is the default preset on ``--env`` (MinAtar Breakout: the one `make train`
 runs) for ``--frames`` frames with periodic evaluation off, so that frames/s is that of
@@ -50,7 +50,7 @@ def training_rate(env: str, backend: str, actors: int, frames: int, root: Path) 
 
 def window_shipping(env: str, trials: int = 50) -> list[dict]:
     """Bytes of one window and the round-trip time to move it between processes: through a
-    torch multiprocessing queue (the local backend) and as a Ray actor's return value."""
+    pipe (as the local backend ships windows) and as a Ray actor's return value."""
     import torch.multiprocessing as torch_mp
 
     from gdi.envs import resolve_env
@@ -69,19 +69,20 @@ def window_shipping(env: str, trials: int = 50) -> list[dict]:
     size = len(pickle.dumps(window))
     results = []
 
-    ctx = torch_mp.get_context("spawn")
-    there, back = ctx.Queue(), ctx.Queue()
-    echo = ctx.Process(target=_echo, args=(there, back), daemon=True)
+    ctx = torch_mp.get_context("spawn")  # a pipe each way, as the local backend's actors use
+    there_out, there_in = ctx.Pipe(duplex=False)
+    back_out, back_in = ctx.Pipe(duplex=False)
+    echo = ctx.Process(target=_echo, args=(there_out, back_in), daemon=True)
     echo.start()
-    there.put(_pack(window))
-    _unpack(back.get())  # warm-up
+    there_in.send(_pack(window))
+    _unpack(back_out.recv())  # warm-up
     start = time.perf_counter()
     for _ in range(trials):
-        there.put(_pack(window))
-        _unpack(back.get())
-    results.append({"path": "local queue (round trip)", "bytes": size,
+        there_in.send(_pack(window))
+        _unpack(back_out.recv())
+    results.append({"path": "local pipe (round trip)", "bytes": size,
                     "ms": (time.perf_counter() - start) / trials * 1e3})
-    there.put(None)
+    there_in.send(None)
     echo.join()
 
     import ray
@@ -106,8 +107,8 @@ def window_shipping(env: str, trials: int = 50) -> list[dict]:
 
 
 def _echo(there, back) -> None:
-    while (item := there.get()) is not None:
-        back.put(item)
+    while (item := there.recv()) is not None:
+        back.send(item)
 
 
 class _WindowHolder:
