@@ -51,10 +51,16 @@ def test_a_killed_local_actor_is_restarted_and_the_run_completes(tmp_path):
     assert all(state is not None for state in payload["controllers"])
 
 
+def bytes_waiting(connection) -> int:
+    """Bytes written into a pipe and not yet read."""
+    return struct.unpack("i", fcntl.ioctl(connection.fileno(), termios.FIONREAD, b"\0" * 4))[0]
+
+
 def test_an_actor_killed_in_the_middle_of_sending_a_window_is_restarted():
-    """A window of 64 sequences of 80 steps (~280 kB pickled besides its observations) is larger than a pipe's buffer, so its sender waits
-    in the middle of the message until the learner reads; killed there, it must leave the
-    learner an end of file, not half a message to wait on forever."""
+    """A window of 64 sequences of 80 steps (~280 kB pickled besides its observations) is
+    larger than a pipe's buffer, so its sender waits in the middle of the message until the
+    learner reads; killed there, it must leave the learner an end of file, not half a message
+    to wait on forever."""
     from types import SimpleNamespace
 
     from gdi.envs import resolve_env
@@ -73,10 +79,11 @@ def test_an_actor_killed_in_the_middle_of_sending_a_window_is_restarted():
     try:
         backend.request()
         assert backend.channels[0].poll(120), "no window within 120 s"
-        time.sleep(0.5)  # the sender now waits for room in the pipe, mid-message
-        waiting = struct.unpack("i", fcntl.ioctl(backend.channels[0].fileno(), termios.FIONREAD,
-                                                  b"\0" * 4))[0]
-        assert waiting >= 60_000 and backend.processes[0].is_alive(), waiting
+        deadline = time.monotonic() + 60
+        while bytes_waiting(backend.channels[0]) < 60_000:  # a full pipe: the sender waits
+            assert time.monotonic() < deadline, bytes_waiting(backend.channels[0])
+            time.sleep(0.05)
+        assert backend.processes[0].is_alive()
         os.kill(backend.processes[0].pid, signal.SIGKILL)
         backend.processes[0].join(timeout=10)
 
