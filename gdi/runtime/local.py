@@ -208,11 +208,9 @@ class LocalBackend(ParallelBackend):
         processes = [p for p in self.processes if p is not None]
         deadline = time.monotonic() + 10.0
         while any(p.is_alive() for p in processes) and time.monotonic() < deadline:
-            # Unblock actors in the middle of a send; what they sent is discarded.
-            open_channels = [c for c in self.channels if c is not None]
-            if not open_channels:
-                time.sleep(0.1)
-            for channel in wait(open_channels, timeout=0.1):
+            # Unblock actors in the middle of a send; what they sent is discarded. (With no
+            # channel open, wait() just sleeps its timeout.)
+            for channel in wait([c for c in self.channels if c is not None], timeout=0.1):
                 try:
                     channel.recv()
                 except (OSError, EOFError):
