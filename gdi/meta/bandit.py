@@ -41,6 +41,7 @@ from gdi.meta.base import (
     make_rng,
     paper_space,
 )
+from gdi.meta.coordinates import CoordinateTransforms
 from gdi.meta.tile_coding import (
     block_index,
     block_to_tiles,
@@ -55,38 +56,6 @@ __all__ = ["MODES", "BanditEnsemble"]
 
 #: The two sampling modes of the appendix's bandit definition.
 MODES = ("argmax", "random")
-
-
-class _Transforms:
-    """x ↔ λ per coordinate with ``gdi.policy_space``'s transforms ("identity", "log1p")."""
-
-    def __init__(self, transforms: tuple[str, ...], ranges: np.ndarray):
-        self.names = transforms
-        self._to_x = self._to_lam = None
-        if any(t != "identity" for t in transforms):
-            # Imported only when needed: gdi.policy_space imports torch, gdi.meta is numpy only.
-            from gdi.policy_space import inv_temperature_to_x, x_to_inv_temperature
-
-            for t in transforms:
-                inv_temperature_to_x(0.0, t)  # raises ValueError naming the allowed transforms
-            self._to_x, self._to_lam = inv_temperature_to_x, x_to_inv_temperature
-            for i, t in enumerate(transforms):
-                if t != "identity" and ranges[i, 0] < 0:
-                    raise ValueError(
-                        f"transform {t!r} needs a range with l >= 0 in bandit coordinates, "
-                        f"got [{ranges[i, 0]}, {ranges[i, 1]}] for coordinate {i}"
-                    )
-
-    def to_lambda(self, x: np.ndarray) -> np.ndarray:
-        """x ``[..., dim]`` → λ ``[..., dim]``."""
-        if self._to_lam is None:
-            return x.copy()
-        return np.stack([self._to_lam(x[..., i], t) for i, t in enumerate(self.names)], axis=-1)
-
-    def to_x(self, lam: np.ndarray) -> np.ndarray:
-        if self._to_x is None:
-            return lam.copy()
-        return np.array([float(self._to_x(v, t)) for v, t in zip(lam, self.names, strict=True)])
 
 
 def _check_choices(name: str, values, positive: bool = True, integer: bool = False) -> tuple:
@@ -193,7 +162,7 @@ class BanditEnsemble:
             raise ValueError(
                 f"transforms must have one entry per range ({dim}), got {transforms!r}"
             )
-        self._transforms = _Transforms(transforms, self._ranges)
+        self._transforms = CoordinateTransforms(transforms, self._ranges)
         if not (isinstance(num_bandits, (int, np.integer)) and num_bandits >= 1):
             raise ValueError(f"num_bandits must be an integer >= 1, got {num_bandits!r}")
         self._nb = np.array(
