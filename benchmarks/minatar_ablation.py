@@ -51,9 +51,48 @@ RESERVOIR_PRESETS = ("gdi-i3", "gdi-i1")  # the paper's t-SNE compares GDI-I³ w
 Status = Literal["todo", "done", "resume", "restart"]
 
 
+#: Marks a cell that fixes λ: ``gdi-i0@10/10/1`` is the preset gdi-i0 (E = identity) with its one
+#: λ set to (1/τ₁, 1/τ₂, ε) = (10, 10, 1) (``--set meta_kwargs.value=[10,10,1]``).
+AT = "@"
+
+
+def parse_cell(cell: str) -> tuple[str, tuple[float, ...] | None]:
+    """``PRESET`` or ``PRESET@v1/v2/...`` → (preset, fixed λ or None). Malformed λ raise
+    ValueError naming the cell."""
+    preset, _, lam = cell.partition(AT)
+    if not lam:
+        return preset, None
+    try:
+        values = tuple(float(v) for v in lam.split("/"))
+    except ValueError:
+        raise ValueError(f"cell {cell!r}: the λ after {AT!r} must be numbers separated by '/', "
+                         "e.g. gdi-i0@10/10/1") from None
+    return preset, values
+
+
+def _number(value: float) -> str:
+    return f"{value:g}"
+
+
+def cell_of(config: dict) -> str:
+    """The grid cell a run's config belongs to: its preset, or ``PRESET@λ`` when the run fixed
+    λ at another value than its preset's (what the report groups seeds by)."""
+    from gdi.presets import get_preset
+
+    preset = str(config["preset"])
+    if config.get("meta_controller") != "fixed":
+        return preset
+    value = tuple(float(v) for v in config.get("meta_kwargs", {}).get("value", ()))
+    default = get_preset(preset).fields.get("meta_kwargs", {}).get("value")
+    if default is not None and value == tuple(float(v) for v in default):
+        return preset
+    return f"{preset}{AT}{'/'.join(_number(v) for v in value)}"
+
+
 @dataclass(frozen=True)
 class GridRun:
-    """One cell of the grid and the folder it trains into."""
+    """One cell of the grid and the folder it trains into. ``preset`` is the cell: a preset
+    name, or ``PRESET@λ`` for a fixed-λ preset with its λ set (``parse_cell``)."""
 
     game: str
     preset: str
@@ -67,8 +106,17 @@ class GridRun:
         return self.game if ":" in self.game else f"minatar:{self.game}"
 
     @property
+    def base_preset(self) -> str:
+        return parse_cell(self.preset)[0]
+
+    @property
+    def fixed_lambda(self) -> tuple[float, ...] | None:
+        return parse_cell(self.preset)[1]
+
+    @property
     def name(self) -> str:
-        return f"{self.game.replace(':', '-')}__{self.preset}__{self.seed}"
+        cell = self.preset.replace("/", "_")  # a λ's '/' would make a subfolder
+        return f"{self.game.replace(':', '-')}__{cell}__{self.seed}"
 
     @property
     def run_dir(self) -> Path:
@@ -111,8 +159,12 @@ def run_status(run: GridRun) -> Status:
     if not config_path.is_file():
         return "restart"
     config = json.loads(config_path.read_text())
-    expected = {"preset": run.preset, "env": run.env, "seed": run.seed, "frames": run.frames}
+    expected = {"preset": run.base_preset, "env": run.env, "seed": run.seed,
+                "frames": run.frames}
     differs = {k: (config.get(k), v) for k, v in expected.items() if config.get(k) != v}
+    if run.fixed_lambda is not None and cell_of(config) != cell_of(
+            {**config, "meta_kwargs": {"value": run.fixed_lambda}}):
+        differs["λ"] = (config.get("meta_kwargs", {}).get("value"), run.fixed_lambda)
     if differs:
         raise ValueError(
             f"{path} holds a different run {differs} (found, wanted): choose another --root "
@@ -140,7 +192,9 @@ def train_command(run: GridRun, status: Status, *, backend: str = "inline",
     settings = ["torch_threads=1", "num_actors=1"]
     if reservoir > 0 and run.preset in reservoir_presets:
         settings.append(f"observation_reservoir={reservoir}")
-    return [*base, "--preset", run.preset, "--env", run.env, "--frames", str(run.frames),
+    if run.fixed_lambda is not None:
+        settings.append(f"meta_kwargs.value={list(run.fixed_lambda)}".replace(" ", ""))
+    return [*base, "--preset", run.base_preset, "--env", run.env, "--frames", str(run.frames),
             "--seed", str(run.seed), "--backend", backend, "--run-dir", str(run.run_dir),
             "--no-report", "--set", *settings, *overrides]
 
@@ -224,7 +278,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                         help="MinAtar games, comma-separated (breakout, asterix, freeway, "
                              "seaquest, space_invaders), or full env specs (gym:CartPole-v1)")
     parser.add_argument("--presets", default=",".join(DEFAULT_PRESETS),
-                        help="presets, comma-separated (`gdi presets`)")
+                        help="presets, comma-separated (`gdi presets`); PRESET@v1/v2/v3 fixes "
+                             "the λ of a fixed-λ preset, e.g. gdi-i0@10/10/1")
     parser.add_argument("--seeds", default="0,1,2", help="seeds, comma-separated")
     parser.add_argument("--frames", type=int, default=2_000_000, help="frame budget per run")
     parser.add_argument("--root", type=Path, default=Path("runs/minatar-ablation"),
@@ -254,10 +309,22 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 
 def plan(args: argparse.Namespace) -> list[tuple[GridRun, Status, list[str] | None]]:
     """Each run of the grid with its status and the command that would run it (None: done)."""
-    from gdi.presets import get_preset
+    from gdi.presets import resolve_config
 
-    for preset in args.presets:
-        get_preset(preset)  # an unknown name fails here, not in 24 subprocesses
+    for cell in args.presets:  # an unknown name or a bad λ fails here, not in 24 subprocesses
+        preset, lam = parse_cell(cell)
+        config = resolve_config(preset, "minatar:breakout")
+        if lam is None:
+            continue
+        names = config.meta_kwargs.get("index_names", ())
+        if config.meta_controller != "fixed":
+            raise ValueError(f"cell {cell!r}: only a preset with a fixed λ (E = identity, "
+                             f"e.g. gdi-i0) takes {AT}λ; {preset} has E {config.meta_controller!r}")
+        if len(lam) != len(names):
+            raise ValueError(f"cell {cell!r}: λ has {len(lam)} values, {preset}'s Λ has "
+                             f"{len(names)} ({'/'.join(names)})")
+        resolve_config(preset, "minatar:breakout",
+                       meta_kwargs={**config.meta_kwargs, "value": lam})  # in the space's bounds
     rows = []
     for run in grid_runs(args.games, args.presets, args.seeds, args.frames, args.root):
         status = run_status(run)
