@@ -23,6 +23,7 @@ from gdi.meta.base import (
     no_greedy,
     paper_space,
 )
+from gdi.meta.coordinates import CoordinateTransforms
 
 __all__ = ["FixedIndex", "UniformIndex", "epsilon_ladder"]
 
@@ -92,6 +93,11 @@ class UniformIndex:
     With ``values`` a set of ε (e.g. ``epsilon_ladder``) this is Ape-X's and R2D2's fixed
     family of behavior policies, drawn per episode instead of per actor. With neither argument
     it is uniform over the bandit's search box of the table: 1/τ₁, 1/τ₂ ∈ [0, 50], ε ∈ [0, 1].
+
+    A box is uniform in the bandit's coordinates x: ``ranges`` are in x and ``transforms`` map x
+    to λ as the bandit's do (``gdi.meta.coordinates``), so that with the bandit's ranges and
+    transforms this is the bandit's own P_Λ⁽⁰⁾ kept for the whole run: the control of "does
+    E matter" (preset ``gdi-i3-uniform``).
     """
 
     kind = "uniform"
@@ -101,8 +107,12 @@ class UniformIndex:
         values: Sequence[Sequence[float]] | None = None,
         ranges: Sequence[Sequence[float]] | None = None,
         index_names: Sequence[str] | None = None,
+        transforms: Sequence[str] | None = None,
         seed: int | np.random.Generator = 0,
     ):
+        if values is not None and transforms is not None:
+            raise ValueError("transforms map a box's coordinates to λ; give them with ranges, "
+                             "not with values")
         if values is not None and ranges is not None:
             raise ValueError("give either values (a finite set of λ) or ranges (a box), not both")
         if values is None and ranges is None:  # the paper's search box, in its space's names
@@ -125,6 +135,14 @@ class UniformIndex:
             self._values = None
             dim = self._box.shape[0]
             self._config = {"ranges": tuple(map(tuple, self._box.tolist()))}
+            if transforms is not None:
+                transforms = tuple(transforms)
+                if len(transforms) != dim:
+                    raise ValueError(f"transforms must have one entry per range ({dim}), "
+                                     f"got {transforms!r}")
+                self._config["transforms"] = transforms
+            self._transforms = CoordinateTransforms(transforms or ("identity",) * dim,
+                                                    self._box)
         self.index_names = check_index_names(index_names, dim)
         self._config["index_names"] = self.index_names
         self._rng = make_rng(seed)
@@ -136,7 +154,8 @@ class UniformIndex:
     @property
     def lambda_ranges(self) -> np.ndarray:
         if self._box is not None:
-            return self._box.copy()
+            return np.stack([self._transforms.to_lambda(self._box[:, 0]),
+                             self._transforms.to_lambda(self._box[:, 1])], axis=1)
         return np.stack([self._values.min(axis=0), self._values.max(axis=0)], axis=1)
 
     def sample(self) -> np.ndarray:
@@ -150,7 +169,8 @@ class UniformIndex:
         n = check_count(n)
         if self._values is not None:
             return self._values[self._rng.integers(self._values.shape[0], size=n)]
-        return self._rng.uniform(self._box[:, 0], self._box[:, 1], size=(n, self.dim))
+        x = self._rng.uniform(self._box[:, 0], self._box[:, 1], size=(n, self.dim))
+        return self._transforms.to_lambda(x)
 
     def update(self, lam: np.ndarray, episode_return: float) -> None:
         check_lambda(lam, self.dim, self.index_names)

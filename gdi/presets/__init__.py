@@ -54,6 +54,13 @@ def uniform_over(space: str, families: int = 1) -> dict[str, Any]:
             "index_names": chosen.index_names}
 
 
+def uniform_in_box(space: str) -> dict[str, Any]:
+    """The identity E over a continuous Λ: P_Λ uniform over the box the bandit searches
+    (``bandit_over``), never updated — the bandit's own P_Λ⁽⁰⁾, kept for the whole run."""
+    chosen = _space(space)
+    return {"ranges": chosen.search_box, "index_names": chosen.index_names}
+
+
 #: Where E searches 1/τ on Gymnasium ids: [0, 1000] in the appendix's x = log(1 + 1/τ)
 #: coordinates, blocks of 0.1 in x, instead of the table's [0, 50] in 1/τ itself. The table's
 #: range is sized for Atari's advantages; CartPole's are ~0.1 (one wrong action is recovered
@@ -167,6 +174,27 @@ PRESETS: dict[str, Preset] = {
             "families": 1,
             "reward_shapes": ("log",),
         },
+    ),
+    # --- the control of the E ablation: GDI-I³ with E = identity -------------------------
+    "gdi-i3-uniform": Preset(
+        name="gdi-i3-uniform",
+        category="GDI-I³ (w/o E)",
+        policy="ε·softmax(A/τ₁) + (1−ε)·softmax(A/τ₂)",
+        index_set="λ = (1/τ₁, 1/τ₂, ε) ∈ [0,50]×[0,50]×[0,1]",
+        initial_distribution="uniform",
+        meta="identity (P_Λ stays uniform over Λ)",
+        learning=_T_ONE_FAMILY,
+        fields={
+            "policy_space": "soft_entropy",
+            "meta_controller": "uniform",
+            "meta_kwargs": uniform_in_box("soft_entropy"),
+            "families": 1,
+            "reward_shapes": ("log",),
+        },
+        notes=("The control of the E ablation: GDI-I³ in every part (Λ, π_λ, T, the bandit's "
+               "box and its P_Λ⁽⁰⁾) except that E is the identity, so each episode's λ is drawn "
+               "uniformly over the box for the whole run. GDI-I³ against it measures what "
+               "optimizing P_Λ adds; GDI-I⁰ w/o E also changes Λ to one soft point."),
     ),
     # --- the operator view: other methods as points of GDI (issue 19) ------------------------
     "impala-like": Preset(
@@ -360,7 +388,9 @@ def resolve_config(preset: str, env: str, **fields: Any) -> Config:
     values: dict[str, Any] = {"frames": DEFAULT_FRAMES[kind]}
     values.update(SCALES[kind])
     values.update(chosen.fields)
-    if kind == "gym" and values["meta_controller"] == "bandit":
+    searches_box = values["meta_controller"] == "bandit" or (
+        values["meta_controller"] == "uniform" and "ranges" in values["meta_kwargs"])
+    if kind == "gym" and searches_box:  # the uniform control keeps the bandit's box
         space = get_policy_space(values["policy_space"])
         values["meta_kwargs"] = gym_inv_temperature_search(values["meta_kwargs"], space)
     values.update({k: v for k, v in fields.items() if v is not None})
@@ -369,19 +399,22 @@ def resolve_config(preset: str, env: str, **fields: Any) -> Config:
 
 
 def gym_inv_temperature_search(meta_kwargs: dict[str, Any], space) -> dict[str, Any]:
-    """The bandit's arguments with every coordinate the policy space declares an inverse
-    temperature searched as ``GYM_INV_TEMPERATURE_SEARCH`` says; the others (ε) keep the
-    paper's range."""
+    """The arguments of an E over a box (the bandit, or the uniform E of its control) with every
+    coordinate the policy space declares an inverse temperature searched as
+    ``GYM_INV_TEMPERATURE_SEARCH`` says; the others (ε) keep the paper's range."""
     search = GYM_INV_TEMPERATURE_SEARCH
     is_inv_tau = space.inverse_temperatures
-    return {
+    searched = {
         **meta_kwargs,
         "transforms": tuple(search["transform"] if t else "identity" for t in is_inv_tau),
         "ranges": tuple(search["range"] if t else tuple(r)
                         for t, r in zip(is_inv_tau, meta_kwargs["ranges"], strict=True)),
-        "accuracies": tuple(search["accuracy"] if t else a
-                            for t, a in zip(is_inv_tau, meta_kwargs["accuracies"], strict=True)),
     }
+    if "accuracies" in meta_kwargs:  # the bandit's blocks; a uniform E has none
+        searched["accuracies"] = tuple(
+            search["accuracy"] if t else a
+            for t, a in zip(is_inv_tau, meta_kwargs["accuracies"], strict=True))
+    return searched
 
 
 def index_set_note() -> str:
@@ -392,8 +425,11 @@ def index_set_note() -> str:
     lines = [f"Λ as listed on ale: and minatar: specs; on gym: specs E searches each 1/τ in "
              f"[0, {top:.0f}], in x = log(1 + 1/τ) coordinates with blocks of "
              f"{search['accuracy']} (docs/paper-choices.md)."]
+    operator_view = [p for p in PRESETS.values() if p.name.endswith("-like")]
+    lines += [f"{p.name}: {p.notes}" for p in PRESETS.values()
+              if p.notes and p not in operator_view]
     lines.append(_OPERATOR_VIEW_NOTE)
-    lines += [f"{p.name}: {p.notes}" for p in PRESETS.values() if p.notes]
+    lines += [f"{p.name}: {p.notes}" for p in operator_view if p.notes]
     return "\n".join(lines)
 
 
