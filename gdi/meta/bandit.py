@@ -492,6 +492,24 @@ class BanditEnsemble:
         key = score + gumbel * noise_scale[..., None]
         return np.argpartition(-key, self.num_candidates - 1, axis=-1)[..., : self.num_candidates]
 
+    def estimated_returns(self) -> list[tuple[np.ndarray, np.ndarray]]:
+        """What E believes of the return surface, per coordinate: (block edges in λ
+        ``[n_blocks + 1]``, ensemble-mean V of Eq. (bandit_eval) per block ``[n_blocks]``).
+
+        The mean over the M bandits is the value ``greedy`` maximizes; the sampling itself
+        goes through each bandit's UCB score (Eq. (bandit_score)), not through this mean.
+        """
+        means = self.block_values().mean(axis=1)  # [dim, n_blocks_max]
+        out = []
+        for i in range(self.dim):
+            n = int(self._nb[i])
+            lo, hi = self._ranges[i]
+            x_edges = np.minimum(lo + np.arange(n + 1) * self._acc[i], hi)
+            lam_edges = self._transforms.to_lambda(
+                np.tile(x_edges[:, None], (1, self.dim)))[:, i]
+            out.append((lam_edges, means[i, :n].copy()))
+        return out
+
     def greedy(self) -> np.ndarray:
         """λ at the centre of the block with the highest ensemble-mean V per coordinate.
 

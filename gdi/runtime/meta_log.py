@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 from pathlib import Path
 
@@ -12,13 +13,20 @@ from gdi.runtime.components import build_controller
 from gdi.runtime.run_dir import read_config
 
 
-def load_meta_log(run_dir: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(frames [N], λ [N, k], returns [N]) of every finished training episode, in order."""
+def load_meta_rows(run_dir: Path) -> list[dict]:
+    """Every row of ``meta.jsonl`` (frames, actor, λ, return, length of a training episode), in
+    the order the actors reported them to E. A finished run kept in an archive may hold it
+    compressed, as ``meta.jsonl.gz`` (``benchmarks/minatar_ablation.py`` does)."""
     path = Path(run_dir) / "meta.jsonl"
-    if not path.is_file():
+    packed = path.with_name(path.name + ".gz")
+    if path.is_file():
+        text = path.read_text()
+    elif packed.is_file():
+        text = gzip.decompress(packed.read_bytes()).decode()
+    else:
         raise FileNotFoundError(f"{run_dir} has no meta.jsonl (is it a gdi train run folder?)")
     rows = []
-    for number, line in enumerate(path.read_text().splitlines(), start=1):
+    for number, line in enumerate(text.splitlines(), start=1):
         if line.strip():
             try:
                 rows.append(json.loads(line))
@@ -26,6 +34,12 @@ def load_meta_log(run_dir: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
                 raise ValueError(f"{path}:{number} is not valid JSON ({err})") from None
     if not rows:
         raise ValueError(f"{path} has no finished episodes yet")
+    return rows
+
+
+def load_meta_log(run_dir: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(frames [N], λ [N, k], returns [N]) of every finished training episode, in order."""
+    rows = load_meta_rows(run_dir)
     frames = np.array([r["frames"] for r in rows], dtype=np.int64)
     lambdas = np.array([r["lambda"] for r in rows], dtype=np.float64)
     returns = np.array([r["return"] for r in rows], dtype=np.float64)
