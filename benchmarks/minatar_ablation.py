@@ -12,12 +12,18 @@ the environments are in its checkpoints). Measured on the 2-core development VM 
 CPU-second, ``local`` with one actor 356 (two processes, one of them often waiting on the
 other); a ``local`` run would also need two cores to run at its own speed.
 
-The grid is resumable: a run whose folder holds an evaluation and a checkpoint at (or past) the
-frame budget is done and skipped; a run with a checkpoint short of it continues with
+The grid is resumable: a run whose folder holds an evaluation at (or past) the frame budget is
+done and skipped; a run with a checkpoint short of it continues with
 ``gdi train --resume``; a folder with no checkpoint (a run that died before its first one) is
 moved aside to ``<name>.failed-<k>`` (never deleted) and started again. Ctrl-C or SIGTERM stops
 every running training (each saves a checkpoint); the same command later continues the grid.
 Logs go to ``<root>/logs/<run>.log``.
+
+A finished run's ``meta.jsonl`` is compressed to ``meta.jsonl.gz`` so that a grid under
+``benchmarks/results/`` can be committed: git keeps each finished run's config, evaluations,
+metrics and λ log, not its checkpoints (``benchmarks/results/.gitignore``). A grid longer than
+one session (or machine) continues from the committed runs: the runs that were not finished
+start again.
 
 Usage::
 
@@ -148,9 +154,9 @@ def _eval_frames(run_dir: Path) -> int | None:
 
 
 def run_status(run: GridRun) -> Status:
-    """``todo`` (no folder), ``done`` (an evaluation and a checkpoint at the budget),
-    ``resume`` (a checkpoint short of it) or ``restart`` (a folder without checkpoint or
-    config). A folder holding another grid's run (other preset, env, seed or budget) raises
+    """``todo`` (no folder), ``done`` (an evaluation at the budget: a finished run, whose
+    checkpoints an archive need not keep), ``resume`` (a checkpoint short of it) or
+    ``restart`` (a folder without checkpoint or config). A folder holding another grid's run (other preset, env, seed or budget) raises
     ValueError rather than being mixed into this grid."""
     path = run.run_dir
     if not path.exists():
@@ -170,13 +176,35 @@ def run_status(run: GridRun) -> Status:
             f"{path} holds a different run {differs} (found, wanted): choose another --root "
             "or the grid's original settings"
         )
-    checkpoint = _checkpoint_frames(path)
-    if checkpoint is None:
-        return "restart"
     evaluated = _eval_frames(path)
-    if checkpoint >= run.frames and evaluated is not None and evaluated >= run.frames:
-        return "done"
+    if evaluated is not None and evaluated >= run.frames:
+        return "done"  # the final evaluation is written after training reached the budget
+    if _checkpoint_frames(path) is None:
+        return "restart"
     return "resume"
+
+
+#: What a finished run keeps in a committed archive of the grid (``benchmarks/results/``): the
+#: config, evaluations, metrics and λ log; its checkpoints, TensorBoard events and lock file
+#: stay on the machine that trained it (``benchmarks/results/.gitignore``).
+META_LOG = "meta.jsonl"
+
+
+def compress_meta_log(run_dir: Path) -> Path | None:
+    """Replace a finished run's ``meta.jsonl`` by ``meta.jsonl.gz`` (written to a temporary
+    name first; gdi's readers take either). A 1M-frame bandit run's log shrinks about 5×, a
+    fixed-λ run's about 30×. Returns the compressed file, None when there is nothing to do."""
+    import gzip
+
+    log = run_dir / META_LOG
+    if not log.is_file():
+        return None
+    packed = log.with_name(META_LOG + ".gz")
+    partial = packed.with_name(packed.name + ".partial")
+    partial.write_bytes(gzip.compress(log.read_bytes(), mtime=0))
+    partial.replace(packed)
+    log.unlink()
+    return packed
 
 
 def train_command(run: GridRun, status: Status, *, backend: str = "inline",
@@ -217,9 +245,10 @@ class _Running:
 
 
 def run_grid(jobs: list[tuple[GridRun, list[str]]], parallel: int, log_dir: Path,
-             echo=print) -> dict[str, int]:
+             echo=print, on_finished=None) -> dict[str, int]:
     """Run the commands, ``parallel`` at a time; returns each run's exit code. SIGINT/SIGTERM
-    forward SIGTERM to the running trainings (each checkpoints) and wait for them."""
+    forward SIGTERM to the running trainings (each checkpoints) and wait for them.
+    ``on_finished(run)`` is called as each run exits with code 0."""
     if parallel < 1:
         raise ValueError(f"--parallel must be >= 1, got {parallel}")
     log_dir.mkdir(parents=True, exist_ok=True)
@@ -260,6 +289,8 @@ def run_grid(jobs: list[tuple[GridRun, list[str]]], parallel: int, log_dir: Path
                 running.remove(job)
                 job.log.close()
                 codes[job.run.name] = code
+                if code == 0 and on_finished is not None:
+                    on_finished(job.run)
                 minutes = (time.monotonic() - job.started) / 60
                 outcome = "finished" if code == 0 else f"failed (exit {code}, see its log)"
                 echo(f"{job.run.name}: {outcome} after {minutes:.1f} min")
@@ -358,7 +389,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"{run.run_dir} has no checkpoint; moved aside to {move_aside(run.run_dir)}")
         if command is not None:
             jobs.append((run, command))
-    codes = run_grid(jobs, args.parallel, args.root / "logs")
+
+    def archive(run: GridRun) -> None:
+        if run_status(run) == "done":
+            compress_meta_log(run.run_dir)
+
+    for run, status, _ in rows:  # runs finished by an earlier invocation
+        if status == "done":
+            archive(run)
+    codes = run_grid(jobs, args.parallel, args.root / "logs", on_finished=archive)
     failed = sorted(name for name, code in codes.items() if code != 0)
     remaining = [run for run, _, _ in rows if run_status(run) != "done"]
     if failed:

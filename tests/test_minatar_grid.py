@@ -4,6 +4,7 @@ the report's numbers against a hand computation on fabricated evaluation files, 
 grid of a single 800-frame CartPole run, trained, skipped when re-run, and reported."""
 
 import json
+import shutil
 
 import numpy as np
 import pytest
@@ -222,6 +223,10 @@ def test_a_real_grid_trains_skips_when_done_and_reports(tmp_path, capsys):
     assert minatar.main(argv) == 0  # everything done: nothing started
     out = capsys.readouterr().out
     assert "1 done" in out and "started" not in out
+    # Archived as a committed grid keeps it: the λ log compressed, the checkpoints left behind.
+    assert (run / "meta.jsonl.gz").is_file() and not (run / "meta.jsonl").exists()
+    shutil.rmtree(run / "checkpoints")
+    assert minatar.main(argv) == 0 and "1 done" in capsys.readouterr().out
     doc, figures = tmp_path / "results.md", tmp_path / "figs"
     assert minatar_report.main(["--root", str(root), "--doc", str(doc), "--figures",
                                 str(figures), "--reps", "100"]) == 0
