@@ -41,14 +41,17 @@ from pathlib import Path
 
 import numpy as np
 
+from benchmarks.minatar_ablation import cell_of, parse_cell
 from gdi.evaluation import markdown, plots
-from gdi.evaluation.aggregates import Interval, aggregate_intervals
+from gdi.evaluation.aggregates import Interval, aggregate_intervals, probability_of_improvement
 from gdi.evaluation.curves import group_curve
 from gdi.evaluation.report_io import ReportFiles
 from gdi.scores import RunEvals, load_run
 
 BASELINE = "gdi-i3"
-PRESET_ORDER = ("gdi-i3", "gdi-h3", "gdi-i1", "gdi-i0")
+#: GDI-I³ with E = identity: what the bandit E is compared with (docs/ablation-e.md).
+CONTROL = "gdi-i3-uniform"
+PRESET_ORDER = ("gdi-i3", "gdi-i3-uniform", "gdi-h3", "gdi-i1", "gdi-i0")
 LAST_EVALS = 3
 EARLY_LATE = 0.2  # share of the frame budget at each end for the E summary
 CURVE_REPS = 500
@@ -66,18 +69,24 @@ def game_of(env: str) -> str:
     return env.split(":", 1)[1] if ":" in env else env
 
 
-def preset_label(preset: str) -> str:
+def preset_label(cell: str) -> str:
     """The paper's class for the paper's own presets (``GDI-I³``); ``name (class)`` for the
-    others, since several operator-view presets share a class (dqn-like and impala-like are
-    both GDI-I⁰ w/o E) and a label must name one preset."""
+    others, since several presets share a class (dqn-like and impala-like are both GDI-I⁰ w/o
+    E, gdi-i3-uniform is GDI-I³ w/o E) and a label must name one preset; a fixed-λ cell adds
+    its λ (``GDI-I⁰ w/o E, λ = (10, 10, 1)``)."""
     from gdi.presets import PRESETS
 
+    preset, lam = parse_cell(cell)
     if preset not in PRESETS:
-        return preset
+        return cell
     category = PRESETS[preset].category
-    if preset.startswith("gdi-"):
-        return category
-    return f"{preset} ({category.replace('(w/o E)', 'w/o E')})"
+    if preset.startswith("gdi-") and preset != CONTROL:
+        label = category.replace("(w/o E)", "w/o E")
+    else:
+        label = f"{preset} ({category.replace('(w/o E)', 'w/o E')})"
+    if lam is not None:
+        label += f", λ = ({', '.join(f'{v:g}' for v in lam)})"
+    return label
 
 
 def final_return(run: RunEvals, last: int = LAST_EVALS) -> float:
@@ -93,7 +102,8 @@ def final_return(run: RunEvals, last: int = LAST_EVALS) -> float:
 
 
 def ordered_presets(found) -> list[str]:
-    """The paper's order (GDI-I³, GDI-H³, GDI-I¹, GDI-I⁰), then any others by name."""
+    """The paper's order (GDI-I³, its uniform control, GDI-H³, GDI-I¹, GDI-I⁰), then any
+    others (fixed-λ cells among them) by name."""
     found = set(found)
     return [p for p in PRESET_ORDER if p in found] + sorted(found - set(PRESET_ORDER))
 
@@ -133,7 +143,7 @@ def load_grid(root: Path) -> Grid:
         if run.final.frames < int(run.config.get("frames", 0)):
             incomplete.append(path)
             continue
-        runs.setdefault((game_of(run.env), run.preset), []).append(run)
+        runs.setdefault((game_of(run.env), cell_of(run.config)), []).append(run)
     for group in runs.values():
         group.sort(key=lambda r: r.seed)
     ordered = {(g, p): runs[(g, p)] for g in sorted({g for g, _ in runs})
@@ -197,6 +207,104 @@ def normalized_by_baseline(finals: dict[tuple[str, str], tuple], reps: int,
         ci = aggregate_intervals({preset: matrix}, ("mean",), reps=reps, seed=seed)[preset]
         results.append(Normalized(preset, have, common, matrix.mean(axis=0), ci["mean"]))
     return results, notes
+
+
+# --- the E ablation: normalized scores, IQM, probability of improvement -------------------------
+
+#: Episodes of the uniformly random policy per game (16 environments, the first 16 episodes of
+#: each: taking the first episodes to end would favour short ones).
+RANDOM_EPISODES = 256
+RANDOM_SEED = 20_221_125
+#: "Time to a fraction of the best return": frames until a run's evaluation first reaches this
+#: normalized score.
+TIME_FRACTION = 0.5
+
+
+def random_policy_return(env: str, overrides: dict, episodes: int = RANDOM_EPISODES,
+                         seed: int = RANDOM_SEED, num_envs: int = 16) -> float:
+    """Mean return of uniformly random actions on ``env`` with the runs' environment settings:
+    each of ``num_envs`` environments plays its first ``episodes / num_envs`` episodes."""
+    from gdi.envs import make_vector_env
+
+    per_env = -(-episodes // num_envs)
+    vec = make_vector_env(env, num_envs=num_envs, seed=seed, **overrides)
+    rng = np.random.default_rng(seed)
+    actions = vec.single_action_space.n
+    vec.reset()
+    running = np.zeros(num_envs)
+    finished: list[list[float]] = [[] for _ in range(num_envs)]
+    while min(len(f) for f in finished) < per_env:
+        _, reward, terminated, truncated, _ = vec.step(rng.integers(actions, size=num_envs))
+        running += reward
+        for i in np.flatnonzero(terminated | truncated):
+            finished[i].append(float(running[i]))
+            running[i] = 0.0
+    vec.close()
+    return float(np.mean([r for f in finished for r in f[:per_env]]))
+
+
+def random_returns(grid: Grid, cache: Path) -> dict[str, float]:
+    """Each game's random-policy return, measured once and kept in ``cache`` (JSON, keyed by
+    env spec and settings) so that a report does not replay thousands of episodes."""
+    import json
+
+    known = json.loads(cache.read_text()) if cache.is_file() else {}
+    out = {}
+    for (game, _), runs in grid.runs.items():
+        if game in out:
+            continue
+        env, overrides = runs[0].env, dict(runs[0].config.get("env_overrides", {}))
+        key = json.dumps([env, overrides, RANDOM_EPISODES, RANDOM_SEED], sort_keys=True)
+        if key not in known:
+            known[key] = random_policy_return(env, overrides)
+        out[game] = float(known[key])
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    cache.write_text(json.dumps(known, indent=1, sort_keys=True) + "\n")
+    return out
+
+
+def best_observed(grid: Grid) -> dict[str, float]:
+    """Per game, the highest mean return of any evaluation of any run of the grid (every cell,
+    every point of training): the top of the normalized scale."""
+    best: dict[str, float] = {}
+    for (game, _), runs in grid.runs.items():
+        top = max(float(np.max(r.curve()[1])) for r in runs)
+        best[game] = max(best.get(game, -np.inf), top)
+    return best
+
+
+@dataclass(frozen=True)
+class Scale:
+    """score = (return − random) / (best − random), per game: 0 is the random policy, 1 the best
+    evaluation seen in the grid."""
+
+    random: dict[str, float]
+    best: dict[str, float]
+
+    def __call__(self, game: str, value):
+        return (np.asarray(value, dtype=float) - self.random[game]) / \
+            (self.best[game] - self.random[game])
+
+
+def seeds_on_every_game(finals: dict, cell: str, games: Sequence[str]) -> list[int]:
+    have = [set(finals[(g, cell)][0]) for g in games if (g, cell) in finals]
+    return sorted(set.intersection(*have)) if len(have) == len(games) else []
+
+
+def normalized_matrix(finals: dict, cell: str, games: Sequence[str], scale: Scale,
+                      seeds: Sequence[int]) -> np.ndarray:
+    """``seeds × games`` normalized final scores of one cell."""
+    return np.array([[float(scale(g, finals[(g, cell)][1][finals[(g, cell)][0].index(s)]))
+                      for g in games] for s in seeds])
+
+
+def time_to_fraction(run: RunEvals, game: str, scale: Scale,
+                     fraction: float = TIME_FRACTION) -> float:
+    """Frames until the run's evaluation first reaches ``fraction`` of the normalized scale
+    (NaN: never within its budget)."""
+    frames, returns = run.curve()
+    reached = np.flatnonzero(scale(game, returns) >= fraction)
+    return float(frames[reached[0]]) if reached.size else float("nan")
 
 
 def meta_summary(runs: Sequence[RunEvals], fraction: float = EARLY_LATE) -> list[dict]:
@@ -287,6 +395,190 @@ def plot_curves(grid: Grid, path: Path, reps: int, seed: int) -> Path:
     return plots.learning_curves(panels, path)
 
 
+def plot_e_aggregates(iqm: dict[str, Interval], improvement: dict[str, Interval],
+                      path: Path) -> Path:
+    """Left: IQM of normalized final scores per cell (95 % CI). Right: the probability that
+    GDI-I³ (bandit E) scores above each other cell on a game (95 % CI), 0.5 dashed."""
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(10.5, 0.5 * max(len(iqm), len(improvement)) + 1.6),
+                 layout="constrained")
+    left, right = fig.subplots(1, 2)
+    colors = {c: plots.RUN_COLORS[k % len(plots.RUN_COLORS)] for k, c in enumerate(iqm)}
+    for ax, values, title in ((left, iqm, "IQM of normalized final score"),
+                              (right, improvement, "P(GDI-I³ > cell) on a game")):
+        cells = list(values)
+        y = np.arange(len(cells))[::-1]
+        for cell, yy in zip(cells, y, strict=True):
+            v = values[cell]
+            ax.errorbar(v.point, yy, xerr=[[v.point - v.low], [v.high - v.point]], fmt="o",
+                        color=colors.get(cell, "#222222"), capsize=4)
+        ax.set_yticks(y, [preset_label(c) for c in cells], fontsize=8)
+        ax.set_title(title, fontsize=9.5)
+        ax.grid(True, axis="x", color="#DDDDDD", linewidth=0.6)
+        ax.spines[["top", "right"]].set_visible(False)
+        ax.tick_params(labelsize=8)
+    right.axvline(0.5, color="#444444", linestyle="--", linewidth=0.9)
+    right.set_xlim(0, 1)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=plots.DPI, bbox_inches="tight", facecolor="white")
+    return path
+
+
+def plot_e_learning(game: str, bandit_runs: Sequence[RunEvals],
+                    control_runs: Sequence[RunEvals], path: Path) -> Path:
+    """What E learned on one game, a column per coordinate of λ. Top: KL of the sampled λ to
+    uniform in tenths of the budget, per run and actor (bandit E in colour, the uniform control
+    in grey: its level is the estimator's floor). Bottom, over the last 20 % of the budget:
+    E's estimated return per block at the end (mean over seeds, replayed from meta.jsonl),
+    the return observed in each block (pooled over seeds), and the share of episodes E
+    sampled there (bars; dotted: the uniform share)."""
+    from matplotlib.figure import Figure
+
+    from gdi.analysis.e_learning import (
+        load_episode_log,
+        observed_returns,
+        replayed_estimates,
+        sampled_kl_over_time,
+    )
+
+    logs = [load_episode_log(r.run_dir) for r in bandit_runs]
+    controls = [load_episode_log(r.run_dir) for r in control_runs]
+    estimates = [replayed_estimates(r.run_dir) for r in bandit_runs]
+    names = logs[0].index_names
+    windows = 10
+    fig = Figure(figsize=(4.3 * len(names), 6.6), layout="constrained")
+    axes = fig.subplots(2, len(names), squeeze=False)
+    e_color, seen_color = plots.RUN_COLORS[0], plots.RUN_COLORS[1]
+    for i, name in enumerate(names):
+        top, bottom = axes[0, i], axes[1, i]
+        for group, color, label in ((logs, e_color, "bandit E (GDI-I³)"),
+                                    (controls, "#999999", "uniform P_Λ (control)")):
+            for k, log in enumerate(group):
+                x = (np.arange(windows) + 0.5) / windows * log.budget
+                for a, table in enumerate(sampled_kl_over_time(log, windows).values()):
+                    top.plot(x, table[:, i], color=color, linewidth=1, alpha=0.8,
+                             label=label if k == 0 and a == 0 else None)
+        top.set_title(f"{name}: KL(sampled λ ‖ uniform)", fontsize=9)
+        top.set_xlabel("frames", fontsize=8)
+        top.set_ylabel("nats (10 bins)", fontsize=8)
+        top.set_ylim(bottom=0)
+        edges = estimates[0][i][0]
+        centres = (edges[:-1] + edges[1:]) / 2
+        value = np.mean([e[i][1] for e in estimates], axis=0)
+        bottom.plot(centres, value, color=e_color, linewidth=1.4,
+                    label="E's estimate at the end (mean over seeds)")
+        sums, counts = np.zeros(len(centres)), np.zeros(len(centres))
+        for log in logs:
+            means, n = observed_returns(log, edges, i, (1 - EARLY_LATE) * log.budget)
+            sums += np.nan_to_num(means) * n
+            counts += n
+        seen = np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
+        bottom.plot(centres, seen, "o", color=seen_color, markersize=3.5,
+                    label=f"observed return, last {EARLY_LATE:.0%}")
+        share = bottom.twinx()
+        share.bar(centres, counts / max(counts.sum(), 1), width=np.diff(edges), color=e_color,
+                  alpha=0.15, label=f"share of λ sampled, last {EARLY_LATE:.0%}")
+        share.axhline(1 / len(centres), color="#666666", linestyle=":", linewidth=0.9)
+        share.set_ylabel("share of episodes", fontsize=8)
+        share.set_ylim(bottom=0)
+        bottom.set_xlabel(name, fontsize=8)
+        bottom.set_ylabel("episode return", fontsize=8)
+        bottom.set_zorder(share.get_zorder() + 1)
+        bottom.patch.set_visible(False)
+        for ax in (top, bottom, share):
+            ax.tick_params(labelsize=7.5)
+        if i == 0:
+            top.legend(fontsize=7.5, frameon=False)
+            handles = bottom.get_legend_handles_labels()
+            extra = share.get_legend_handles_labels()
+            bottom.legend(handles[0] + extra[0], handles[1] + extra[1], fontsize=7,
+                          frameon=False, loc="upper left")
+    fig.suptitle(f"What E learned on {game}: {len(logs)} GDI-I³ runs, "
+                 f"{len(controls)} uniform-control runs", fontsize=10)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=plots.DPI, bbox_inches="tight", facecolor="white")
+    return path
+
+
+def e_ablation_section(grid: Grid, finals: dict, files: ReportFiles, doc: Path, reps: int,
+                       seed: int) -> list[str]:
+    """Normalized scores, their IQM and the probability that GDI-I³ improves on each other
+    cell (95 % CIs), the time to half the best return, and what E learned per game."""
+    games = grid.games
+    scale = Scale(random_returns(grid, files.out_dir / "random_returns.json"),
+                  best_observed(grid))
+    text = ["#### Normalized scores", "",
+            "Score = (final return − random) / (best − random) per game: *random* is the mean "
+            f"return of uniformly random actions ({RANDOM_EPISODES} episodes, the runs' "
+            "environment settings), *best* the highest mean return of any evaluation of any "
+            "run in this grid (any cell, any point of training). 1 is the best seen, 0 random.",
+            "", markdown.table(["Game", "Random", "Best"],
+                               [[g, markdown.fmt(scale.random[g]), markdown.fmt(scale.best[g])]
+                                for g in games])]
+    matrices, seeds_used = {}, {}
+    for cell in grid.presets:
+        seeds = seeds_on_every_game(finals, cell, games)
+        if seeds:
+            matrices[cell] = normalized_matrix(finals, cell, games, scale, seeds)
+            seeds_used[cell] = seeds
+    left_out = [c for c in grid.presets if c not in matrices]
+    if not matrices:
+        return [*text, "", "No cell has a seed finished on every game yet.", ""]
+    ci = aggregate_intervals(matrices, ("iqm", "mean"), reps=reps, seed=seed)
+    improvement = {}
+    if BASELINE in matrices:
+        improvement = {c: probability_of_improvement(matrices[BASELINE], m, reps=reps, seed=seed)
+                       for c, m in matrices.items() if c != BASELINE}
+    rows = [[preset_label(c), len(seeds_used[c]), markdown.fmt_interval(*ci[c]["iqm"]),
+             markdown.fmt_interval(*ci[c]["mean"]),
+             markdown.fmt_interval(*improvement[c]) if c in improvement else "—"]
+            for c in matrices]
+    files.csv("e_ablation_aggregates.csv",
+              ["cell", "seeds", "iqm", "iqm_low", "iqm_high", "mean", "mean_low", "mean_high",
+               "p_gdi_i3_better", "p_low", "p_high"],
+              [[c, " ".join(map(str, seeds_used[c])), *ci[c]["iqm"], *ci[c]["mean"],
+                *(improvement[c] if c in improvement else (np.nan,) * 3)] for c in matrices])
+    png = plot_e_aggregates({c: ci[c]["iqm"] for c in matrices}, improvement,
+                            files.path("e_ablation_aggregates.png"))
+    text += ["", "#### Aggregates over games", "",
+             f"Over {len(games)} games ({', '.join(games)}), on the seeds each cell finished on "
+             "every game. IQM and mean of normalized final scores, and P(GDI-I³ > cell): the "
+             "probability that a GDI-I³ run scores above a run of the cell on a game, averaged "
+             f"over games; 95% stratified-bootstrap CIs (rliable, {reps} resamples).", "",
+             f"![aggregates]({_rel(png, doc)})", "",
+             markdown.table(["Cell", "Seeds", "IQM [95% CI]", "Mean [95% CI]",
+                             "P(GDI-I³ > cell) [95% CI]"], rows, align_left=1)]
+    if left_out:
+        text += ["", f"Not in the aggregates (no seed finished on every game): "
+                     f"{', '.join(preset_label(c) for c in left_out)}."]
+    # Time to half the best return.
+    time_rows = []
+    for game in games:
+        for cell in grid.presets:
+            runs = grid.runs.get((game, cell))
+            if not runs:
+                continue
+            t = np.array([time_to_fraction(r, game, scale) for r in runs])
+            reached = t[~np.isnan(t)]
+            time_rows.append([game, preset_label(cell), f"{len(reached)} / {len(t)}",
+                              f"{np.median(reached):,.0f}" if reached.size else "—"])
+    text += ["", f"#### Frames to {TIME_FRACTION:.0%} of the best return", "",
+             f"Frames until a run's evaluation first reaches a normalized score of "
+             f"{TIME_FRACTION:g}; median over the runs that reached it.", "",
+             markdown.table(["Game", "Cell", "Runs that reached it", "Median frames"],
+                            time_rows, align_left=2)]
+    # What E learned.
+    text += ["", "#### What E learned", ""]
+    for game in games:
+        bandit, control = grid.runs.get((game, BASELINE)), grid.runs.get((game, CONTROL), [])
+        if not bandit:
+            continue
+        png = plot_e_learning(game, bandit, control, files.path(f"e_learning_{game}.png"))
+        text += [f"![what E learned on {game}]({_rel(png, doc)})", ""]
+    return text
+
+
 # --- the report ------------------------------------------------------------------------------------
 
 
@@ -366,6 +658,10 @@ def build_report(root: Path, doc: Path, figures: Path, *, last: int = LAST_EVALS
     else:
         notes.append("no GDI-I³ runs finished: nothing to normalize by")
     text += [f"- {note}" for note in notes] + ([""] if notes else [])
+
+    # Does E matter: normalized scores against the uniform control and the fixed λ.
+    if len(grid.presets) > 1:
+        text += [*e_ablation_section(grid, finals, files, doc, reps, seed), ""]
 
     # Learning curves.
     png = plot_curves(grid, files.path("learning_curves.png"), reps, seed)

@@ -117,3 +117,54 @@ def test_cell_of_a_config_and_a_folder_of_another_lambda(tmp_path):
     (run.run_dir / "config.json").write_text(json.dumps(other))
     with pytest.raises(ValueError, match=r"different run.*λ"):
         grid.run_status(run)
+
+
+# --- the report: normalized scores, IQM, P(improvement), time to half the best ---------------
+
+
+def test_e_ablation_numbers_match_a_hand_computation(tmp_path):
+    from benchmarks import minatar_report as report
+    from tests.test_minatar_grid import fake_run
+
+    root, figures = tmp_path / "grid", tmp_path / "figs"
+    lam = {500: (1.0, 2.0, 0.1), 4500: (40.0, 3.0, 0.9)}
+    finals = {("breakout", "gdi-i3"): ([2, 4, 6, 8, 10], [1, 1, 4, 4, 4]),
+              ("breakout", "gdi-i3-uniform"): ([1, 2, 3, 3, 3], [0, 0, 2, 2, 2]),
+              ("asterix", "gdi-i3"): ([1, 1, 11, 11, 11], [1, 1, 6, 6, 6]),
+              ("asterix", "gdi-i3-uniform"): ([1, 1, 5, 5, 5], [1, 1, 21, 21, 21])}
+    for (game, cell), per_seed in finals.items():
+        for seed, returns in enumerate(per_seed):
+            fake_run(root, game, cell, seed, returns, lambdas=lam)
+    # Random returns given, not played: breakout 0, asterix 1.
+    figures.mkdir()
+    cache = {json.dumps([f"minatar:{g}", {}, report.RANDOM_EPISODES, report.RANDOM_SEED],
+                        sort_keys=True): r for g, r in (("breakout", 0.0), ("asterix", 1.0))}
+    (figures / "random_returns.json").write_text(json.dumps(cache))
+    doc = tmp_path / "doc.md"
+    assert report.main(["--root", str(root), "--doc", str(doc), "--figures", str(figures),
+                        "--reps", "200"]) == 0
+    # Best: breakout 10, asterix 21. Normalized finals (mean of the last 3 evaluations):
+    # breakout I³ 8/10, 4/10; uniform 3/10, 2/10. asterix I³ 10/20, 5/20; uniform 4/20, 20/20.
+    # IQM of 4 scores = mean of the middle two: I³ (0.4 + 0.5)/2, uniform (0.2 + 0.3)/2.
+    # P(I³ > uniform): breakout 4/4 pairs, asterix 2/4 → 0.75.
+    rows = {r.split(",")[0]: r.split(",") for r in
+            (figures / "e_ablation_aggregates.csv").read_text().splitlines()[1:]}
+    assert float(rows["gdi-i3"][2]) == pytest.approx(0.45, rel=1e-12)
+    assert float(rows["gdi-i3"][5]) == pytest.approx((0.8 + 0.4 + 0.5 + 0.25) / 4, rel=1e-12)
+    assert float(rows["gdi-i3-uniform"][2]) == pytest.approx(0.25, rel=1e-12)
+    assert float(rows["gdi-i3-uniform"][8]) == pytest.approx(0.75, rel=1e-12)
+    text = doc.read_text()
+    # Time to half the best: breakout I³ seed 0 reaches 6/10 at its third evaluation (3,000
+    # frames), seed 1 never (4/10 at best).
+    assert "| breakout | GDI-I³ | 1 / 2 | 3,000 |" in text
+    assert "| asterix | gdi-i3-uniform (GDI-I³ w/o E) | 1 / 2 | 3,000 |" in text
+    for name in ("e_ablation_aggregates.png", "e_learning_breakout.png",
+                 "e_learning_asterix.png"):
+        assert f"](figs/{name})" in text and (figures / name).stat().st_size > 10_000
+
+
+def test_random_policy_return_of_cartpole_is_the_known_value():
+    from benchmarks.minatar_report import random_policy_return
+
+    # Uniformly random CartPole-v1 episodes last ~22 steps on average (return = length).
+    assert 19.5 < random_policy_return("gym:CartPole-v1", {}) < 25.0

@@ -145,3 +145,22 @@ def curve_band(curves, *, reps: int = 2000, confidence: float = 0.95, seed: int 
         {"curve": array[:, None, :]}, lambda s: np.mean(s[:, 0, :], axis=0), reps, confidence, seed
     )
     return CurveBand(points["curve"], intervals["curve"][0], intervals["curve"][1])
+
+
+def probability_of_improvement(scores_x, scores_y, *, reps: int = 2000,
+                               confidence: float = 0.95, seed: int = 0) -> Interval:
+    """P(X > Y): the probability that a run of X scores above a run of Y on a game, averaged
+    over games (Mann-Whitney U / (n_x · n_y) per game, ties counting ½), with rliable's
+    stratified-bootstrap CI resampling each algorithm's runs within each game independently.
+
+    ``scores_x`` and ``scores_y`` are ``runs × games`` matrices over the same games; their
+    numbers of runs may differ (Agarwal et al. 2021, Sec. "Probability of improvement")."""
+    from rliable import metrics as rlm
+
+    x, y = _check_matrix("x", scores_x), _check_matrix("y", scores_y)
+    if x.shape[1] != y.shape[1]:
+        raise ValueError(f"X and Y must cover the same games, got {x.shape[1]} and {y.shape[1]}")
+    points, intervals = _interval_estimates(
+        {"x>y": [x, y]}, rlm.probability_of_improvement, reps, confidence, seed)
+    low, high = np.ravel(intervals["x>y"])
+    return Interval(float(np.ravel(points["x>y"])[0]), float(low), float(high))
