@@ -100,15 +100,26 @@ _T_K_FAMILIES = "as GDI-I³ per family θ_i, each on all actors' data (log rewar
 LASER_FAMILIES = 4
 
 #: Agent57-like arms: Agent57's 32 arms as an 8 × 4 grid over (ε, 1/τ) of the
-#: ``epsilon_boltzmann`` space, ε from greedy to uniform (Agent57's β_j, the intrinsic-reward
-#: weight, from 0 to its most exploratory), 1/τ within the paper's [0, 50] (Agent57's γ_j).
-AGENT57_EPSILONS = (0.0, 0.01, 0.03, 0.1, 0.2, 0.3, 0.5, 1.0)
+#: ``epsilon_boltzmann`` space, ε from none to mostly uniform (Agent57's β_j, the
+#: intrinsic-reward weight, from 0 to its most exploratory), 1/τ within the paper's [0, 50]
+#: (Agent57's γ_j). ε stops short of 1: at ε = 1 every 1/τ is the same uniform policy, and four
+#: of the 32 arms would be one.
+AGENT57_EPSILONS = (0.0, 0.01, 0.03, 0.1, 0.2, 0.3, 0.5, 0.8)
 AGENT57_INV_TEMPERATURES = (1.0, 5.0, 20.0, 50.0)
 AGENT57_ARMS = tuple((b, e) for e in AGENT57_EPSILONS for b in AGENT57_INV_TEMPERATURES)
 
 _OPERATOR_VIEW_NOTE = ("The *-like presets (paper Sec. \"An Operator View of RL Methods\"): Λ, P_Λ, "
                        "E and families as the paper describes the method; T, the network and "
                        "the scale stay GDI-I³'s.")
+
+#: What every *-like preset takes from GDI rather than from its namesake.
+_FROM_GDI = ("From GDI, not from the namesake: T (V-trace for V, Retrace for Q = Ā + V, the "
+             "policy gradient on log π_λ, AdamW), the LSTM network with burn-in and the scale; "
+             "no target network, no n-step double Q-learning, no value rescaling h(x), no "
+             "entropy bonus.")
+_NO_PG_FOR_GREEDY = ("With an ε-greedy π_λ the policy-gradient term carries no gradient to A "
+                     "(greedy(A) is piecewise constant in A): A learns through Retrace's "
+                     "Q = Ā + V alone.")
 
 PRESETS: dict[str, Preset] = {
     "gdi-i3": Preset(
@@ -212,7 +223,9 @@ PRESETS: dict[str, Preset] = {
             "families": 1,
             "reward_shapes": ("log",),
         },
-        notes="IMPALA's actors sample from the softmax policy (1/τ = 1).",
+        notes=("From IMPALA: Λ, P_Λ and E — its actors sample from the softmax policy "
+               "(1/τ = 1), one point, never changed. " + _FROM_GDI + " IMPALA's policy is a "
+               "head of its own; here it is softmax(A)."),
     ),
     "dqn-like": Preset(
         name="dqn-like",
@@ -229,8 +242,8 @@ PRESETS: dict[str, Preset] = {
             "families": 1,
             "reward_shapes": ("log",),
         },
-        notes=("DQN's exploration (ε = 0.1 once annealed), without DQN's learner (no target "
-               "network, no 1-step Q-learning)."),
+        notes=("From DQN: Λ, P_Λ and E — ε-greedy with ε = 0.1 (once annealed), one point, "
+               "never changed. " + _FROM_GDI + " " + _NO_PG_FOR_GREEDY),
     ),
     "r2d2-like": Preset(
         name="r2d2-like",
@@ -247,8 +260,9 @@ PRESETS: dict[str, Preset] = {
             "families": 1,
             "reward_shapes": ("log",),
         },
-        notes=("Ape-X's and R2D2's 256 ε of the actors, each episode drawing one uniformly "
-               "(Ape-X fixes one per actor: the same P_Λ over actors)."),
+        notes=("From Ape-X and R2D2: Λ, P_Λ and E — the actors' 256 ε, each episode drawing "
+               "one uniformly (Ape-X fixes one per actor: the same P_Λ over actors), never "
+               "changed. " + _FROM_GDI + " " + _NO_PG_FOR_GREEDY),
     ),
     "agent57-like": Preset(
         name="agent57-like",
@@ -267,8 +281,8 @@ PRESETS: dict[str, Preset] = {
             "families": 1,
             "reward_shapes": ("log",),
         },
-        notes=("Agent57's E (its sliding-window UCB over 32 discrete arms) on a 2-D Λ gdi can act "
-               "with. NOT Agent57: its arms are (β, γ), the weight of an intrinsic (NGU) reward "
+        notes=("From Agent57: E (its sliding-window UCB over 32 discrete arms) on a 2-D Λ gdi "
+               "can act with. " + _FROM_GDI + " NOT Agent57: its arms are (β, γ), the weight of an intrinsic (NGU) reward "
                "and the discount of a network conditioned on them; gdi has no intrinsic reward "
                "and no γ-conditioned network, so here the arms are (ε, 1/τ): ε mixes in the "
                "uniform (exploratory) policy as β mixes in exploration, 1/τ sets how sharply "
@@ -293,8 +307,8 @@ PRESETS: dict[str, Preset] = {
         notes=("K parameter families sharing nothing but the replay: each actor episode acts "
                "with one family drawn uniformly, and every family learns from all episodes. "
                "The family index travels in λ, so a step's target policy is the family that "
-               "acted (LASER evaluates each learner's own policy on every sample). "
-               ""),
+               "acted (LASER evaluates each learner's own policy on every sample). From LASER: "
+               "Λ, P_Λ, E and the K families. " + _FROM_GDI),
     ),
 }
 
