@@ -702,18 +702,29 @@ def build_report(root: Path, doc: Path, figures: Path, *, last: int = LAST_EVALS
     return "\n".join(text)
 
 
-def write_block(doc: Path, block: str) -> Path:
-    """Put ``block`` between the BEGIN/END markers of ``doc`` (appended when the markers are
-    missing; the file is created when it is missing); the rest of the file is kept."""
-    wrapped = f"{BEGIN}\n{block.rstrip()}\n{END}\n"
+def markers(name: str = "") -> tuple[str, str]:
+    """The BEGIN/END lines around a generated block; a ``name`` keeps several grids' blocks
+    apart in one page (``--block``)."""
+    if not name:
+        return BEGIN, END
+    return (BEGIN.replace("minatar_report.py:", f"minatar_report.py ({name}):"),
+            END.replace("minatar_report.py", f"minatar_report.py ({name})"))
+
+
+def write_block(doc: Path, block: str, name: str = "") -> Path:
+    """Put ``block`` between the BEGIN/END markers (of block ``name``) of ``doc`` (appended
+    when the markers are missing; the file is created when it is missing); the rest of the
+    file is kept."""
+    begin, end = markers(name)
+    wrapped = f"{begin}\n{block.rstrip()}\n{end}\n"
     if not doc.is_file():
         doc.parent.mkdir(parents=True, exist_ok=True)
         doc.write_text(f"# MinAtar ablation results\n\n{wrapped}", encoding="utf-8")
         return doc
     text = doc.read_text(encoding="utf-8")
-    if BEGIN in text and END in text:
-        head, rest = text.split(BEGIN, 1)
-        tail = rest.split(END, 1)[1].lstrip("\n")
+    if begin in text and end in text:
+        head, rest = text.split(begin, 1)
+        tail = rest.split(end, 1)[1].lstrip("\n")
         text = head + wrapped + (("\n" + tail) if tail else "")
     else:
         text = text.rstrip("\n") + "\n\n" + wrapped
@@ -731,6 +742,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="evaluations averaged into a run's final return")
     parser.add_argument("--reps", type=int, default=2000, help="bootstrap resamples")
     parser.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+    parser.add_argument("--block", default="",
+                        help="name of the generated block in --doc, for several grids per page")
     args = parser.parse_args(argv)
     try:
         block = build_report(args.root, args.doc, args.figures, last=args.last, reps=args.reps,
@@ -738,7 +751,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ValueError, FileNotFoundError) as err:
         print(f"error: {err}")
         return 2
-    print(f"wrote {write_block(args.doc, block)} and {args.figures}/")
+    print(f"wrote {write_block(args.doc, block, args.block)} and {args.figures}/")
     return 0
 
 

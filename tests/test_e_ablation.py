@@ -168,3 +168,16 @@ def test_random_policy_return_of_cartpole_is_the_known_value():
 
     # Uniformly random CartPole-v1 episodes last ~22 steps on average (return = length).
     assert 19.5 < random_policy_return("gym:CartPole-v1", {}) < 25.0
+
+
+def test_two_named_blocks_live_in_one_page(tmp_path):
+    from benchmarks.minatar_report import markers, write_block
+
+    doc = tmp_path / "page.md"
+    write_block(doc, "sweep v1", "sweep")
+    write_block(doc, "grid v1", "grid")
+    write_block(doc, "sweep v2", "sweep")
+    text = doc.read_text()
+    assert "sweep v1" not in text and "sweep v2" in text and "grid v1" in text
+    assert text.index(markers("sweep")[0]) < text.index(markers("grid")[0])
+    assert markers("")[0] not in text
