@@ -11,6 +11,9 @@ file still reads cleanly on GitHub, where the table is absent):
   values the ``gdi-i3`` preset resolves it to on each kind of environment where they differ.
 
 An unknown ``gdi:`` marker fails the build (mkdocs.yml builds strictly).
+
+The API reference renders docstrings written for Sphinx here and there (":func:`name`");
+``on_page_content`` drops those role names, so the reference reads as code, not as markup.
 """
 
 from __future__ import annotations
@@ -40,11 +43,24 @@ def on_page_markdown(markdown: str, page, config, files) -> str:
     return MARKER.sub(render, markdown)
 
 
+#: A Sphinx role before a code span, as some docstrings write references (":func:`resolve_env`");
+#: Markdown renders it as the role's text followed by the code.
+SPHINX_ROLE = re.compile(r":(?:func|class|meth|attr|mod|data|obj|exc):(?=<code>)")
+
+
+def on_page_content(html_text: str, page, config, files) -> str:
+    """Drop the Sphinx role names that docstrings put before a reference, keeping the code,
+    and the second colon of reStructuredText's "text::" that introduces a literal block."""
+    return SPHINX_ROLE.sub("", html_text).replace("::</p>", ":</p>")
+
+
 def _cell(text: str) -> str:
-    """Text for one Markdown table cell: line breaks joined, pipes escaped, and ``<`` ``>``
-    outside code spans escaped (``ale:<Game>`` is text, not an HTML tag)."""
+    """Text for one Markdown table cell: line breaks joined, pipes escaped, and outside code
+    spans ``<`` ``>`` (``ale:<Game>`` is text, not an HTML tag) and braces (``{ε_l | ...}`` is
+    a set, not attr_list's attributes) escaped."""
     parts = " ".join(str(text).split()).replace("|", "\\|").split("`")
-    parts[::2] = [html.escape(part, quote=False) for part in parts[::2]]
+    parts[::2] = [html.escape(part, quote=False).replace("{", "\\{").replace("}", "\\}")
+                  for part in parts[::2]]
     return "`".join(parts)
 
 
@@ -65,12 +81,13 @@ def preset_table() -> str:
 
     table = rows()
     columns = list(table[0])
-    lines = ["| " + " | ".join(columns) + " |", "|" + " --- |" * len(columns)]
+    lines = ['<div class="gdi-presets" markdown>', "",
+             "| " + " | ".join(columns) + " |", "|" + " --- |" * len(columns)]
     for row in table:
         cells = [f"`{row['name']}`"] + [_cell(row[c]) for c in columns[1:]]
         lines.append("| " + " | ".join(cells) + " |")
     note = index_set_note().splitlines()
-    lines += ["", _cell(note[0]), "", _cell(note[1]), ""]
+    lines += ["", "</div>", "", _cell(note[0]), "", _cell(note[1]), ""]
     lines += [f"- **`{name}`**: {_cell(text)}" for name, text in
               (line.split(": ", 1) for line in note[2:])]
     return "\n".join(lines) + "\n"
