@@ -136,7 +136,9 @@ def config_fields() -> str:
                 if values[field.name] != defaults[field.name]:
                     by_value.setdefault(_value(values[field.name]), []).append(kind)
         scaled = [f"{', '.join(kinds)}: {value}" for value, kinds in by_value.items()]
-        out.append(f"| `{field.name}` | {_value(default)} | {'<br>'.join(scaled)} | "
+        # A long name may break after an underscore, never inside a word.
+        name = field.name.replace("_", "_<wbr>")
+        out.append(f"| <code>{name}</code> | {_value(default)} | {'<br>'.join(scaled)} | "
                    f"{_cell(docs.get(field.name, ''))} |")
     # One width per column in every section's table (docs/stylesheets/extra.css).
     return '<div class="gdi-fields" markdown>\n' + "\n".join(out) + "\n\n</div>\n"
