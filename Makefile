@@ -18,7 +18,10 @@ PRESET ?= gdi-i3
 ENV ?= minatar:breakout
 FRAMES ?= 1000000
 
-.PHONY: train test lint setup clean-venv
+# What ruff checks (docs/examples: the site's worked examples, run by tests/docs).
+LINTED := gdi tests benchmarks scripts docs/examples
+
+.PHONY: train test lint setup docs serve-docs clean-venv
 
 $(BIN)/python:
 	@if [ -z "$(PYTHON)" ]; then \
@@ -32,7 +35,7 @@ $(BIN)/python:
 
 $(STAMP): pyproject.toml $(CONSTRAINTS) | $(BIN)/python
 	$(BIN)/python -m pip install --upgrade pip
-	$(BIN)/python -m pip install -c $(CONSTRAINTS) -e ".[dev,video]"
+	$(BIN)/python -m pip install -c $(CONSTRAINTS) -e ".[dev,video,docs]"
 	touch $(STAMP)
 
 setup: $(STAMP)
@@ -40,12 +43,22 @@ setup: $(STAMP)
 train: $(STAMP)
 	$(BIN)/gdi train --preset $(PRESET) --env $(ENV) --frames $(FRAMES)
 
+# The suite includes tests/docs/test_site.py, which builds the documentation site strictly: a
+# broken link or API reference fails `make test` (and so CI).
 test: $(STAMP)
-	$(BIN)/ruff check gdi tests benchmarks scripts
+	$(BIN)/ruff check $(LINTED)
 	$(BIN)/python -m pytest -n 2 -q
 
 lint: $(STAMP)
-	$(BIN)/ruff check gdi tests benchmarks scripts
+	$(BIN)/ruff check $(LINTED)
+
+# The documentation site (mkdocs.yml) into site/; --strict: every warning is an error.
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+
+# The site on http://127.0.0.1:8000, rebuilt on every change of docs/, gdi/ or mkdocs.yml.
+serve-docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve --watch gdi --watch scripts/mkdocs_hooks.py
 
 clean-venv:
 	rm -rf $(VENV)

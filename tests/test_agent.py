@@ -1,9 +1,7 @@
 """gdi.load_agent: a run's network and E acting in a plain Gymnasium loop, the same acting that
 `gdi evaluate` uses, and one clear line for every way a run folder or checkpoint can be wrong."""
 
-import re
 import shutil
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -19,8 +17,6 @@ from gdi.runtime.evaluator import checkpoint_controller_state, evaluate_checkpoi
 from gdi.runtime.sequences import compress_reward
 from gdi.runtime.wiring import train
 from tests.runtime.helpers import one_line_error, tiny_config
-
-README = Path(__file__).resolve().parents[1] / "README.md"
 
 
 @pytest.fixture(scope="module")
@@ -94,16 +90,6 @@ def test_greedy_agent_plays_es_greedy_lambda_after_every_episode_end(run):
     agent.act(np.zeros((2, 4), dtype=np.float32))
     agent.observe(np.zeros(2), np.array([True, False]), np.zeros(2, bool))
     np.testing.assert_allclose(agent.lambdas, np.stack([controller.greedy()] * 2), rtol=1e-6)
-
-
-def test_the_readme_example_runs(run):
-    """The README's "From Python" block, on a finished run."""
-    text = README.read_text()
-    block = re.search(r"## From Python\n.*?```python\n(.*?)```", text, re.S).group(1)
-    assert "gdi.load_agent" in block and len(block.strip().splitlines()) <= 12
-    namespace: dict = {}
-    exec(block.replace("runs/<run>", str(run)), namespace)
-    assert namespace["agent"].num_envs == 8
 
 
 def test_an_environment_with_other_spaces_is_one_line_naming_both(run):

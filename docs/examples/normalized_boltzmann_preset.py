@@ -1,0 +1,22 @@
+"""A preset that trains with the normalized Boltzmann space: the paper's bandit E over its
+default search box, everything else as GDI-I¹. In gdi this is one more entry of
+``gdi.presets.PRESETS``; here it is added to the dictionary at run time."""
+
+from gdi.presets import PRESETS, Preset, bandit_over
+
+PRESETS["gdi-i1-normalized"] = Preset(
+    name="gdi-i1-normalized",
+    category="GDI-I¹",
+    policy="softmax(A/(τ·σ(A)))",
+    index_set="λ = 1/τ ∈ [0,10]",
+    initial_distribution="uniform",
+    meta="bandit ensemble (MAB, App. Adaptive Controller)",
+    learning=PRESETS["gdi-i1"].learning,
+    fields={
+        "policy_space": "normalized_boltzmann",
+        "meta_controller": "bandit",
+        "meta_kwargs": bandit_over("normalized_boltzmann"),
+        "families": 1,
+        "reward_shapes": ("log",),
+    },
+)
