@@ -103,9 +103,14 @@ def final_return(run: RunEvals, last: int = LAST_EVALS) -> float:
 
 def ordered_presets(found) -> list[str]:
     """The paper's order (GDI-I³, its uniform control, GDI-H³, GDI-I¹, GDI-I⁰), then any
-    others (fixed-λ cells among them) by name."""
+    others by name, a preset's fixed-λ cells by their λ."""
     found = set(found)
-    return [p for p in PRESET_ORDER if p in found] + sorted(found - set(PRESET_ORDER))
+
+    def key(cell: str):
+        preset, lam = parse_cell(cell)
+        return preset, lam or ()
+
+    return [p for p in PRESET_ORDER if p in found] + sorted(found - set(PRESET_ORDER), key=key)
 
 
 @dataclass(frozen=True)
@@ -401,12 +406,13 @@ def plot_e_aggregates(iqm: dict[str, Interval], improvement: dict[str, Interval]
     GDI-I³ (bandit E) scores above each other cell on a game (95 % CI), 0.5 dashed."""
     from matplotlib.figure import Figure
 
-    fig = Figure(figsize=(10.5, 0.5 * max(len(iqm), len(improvement)) + 1.6),
-                 layout="constrained")
-    left, right = fig.subplots(1, 2)
+    panels = [(iqm, "IQM of normalized final score")]
+    if improvement:  # only when the grid has GDI-I³ to compare with
+        panels.append((improvement, "P(GDI-I³ > cell) on a game"))
+    fig = Figure(figsize=(5.4 * len(panels), 0.5 * len(iqm) + 1.6), layout="constrained")
+    axes = fig.subplots(1, len(panels), squeeze=False)[0]
     colors = {c: plots.RUN_COLORS[k % len(plots.RUN_COLORS)] for k, c in enumerate(iqm)}
-    for ax, values, title in ((left, iqm, "IQM of normalized final score"),
-                              (right, improvement, "P(GDI-I³ > cell) on a game")):
+    for ax, (values, title) in zip(axes, panels, strict=True):
         cells = list(values)
         y = np.arange(len(cells))[::-1]
         for cell, yy in zip(cells, y, strict=True):
@@ -418,8 +424,9 @@ def plot_e_aggregates(iqm: dict[str, Interval], improvement: dict[str, Interval]
         ax.grid(True, axis="x", color="#DDDDDD", linewidth=0.6)
         ax.spines[["top", "right"]].set_visible(False)
         ax.tick_params(labelsize=8)
-    right.axvline(0.5, color="#444444", linestyle="--", linewidth=0.9)
-    right.set_xlim(0, 1)
+    if improvement:
+        axes[1].axvline(0.5, color="#444444", linestyle="--", linewidth=0.9)
+        axes[1].set_xlim(0, 1)
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=plots.DPI, bbox_inches="tight", facecolor="white")
     return path
@@ -542,7 +549,8 @@ def e_ablation_section(grid: Grid, finals: dict, files: ReportFiles, doc: Path, 
     png = plot_e_aggregates({c: ci[c]["iqm"] for c in matrices}, improvement,
                             files.path("e_ablation_aggregates.png"))
     text += ["", "#### Aggregates over games", "",
-             f"Over {len(games)} games ({', '.join(games)}), on the seeds each cell finished on "
+             f"Over {len(games)} game{'s' if len(games) > 1 else ''} ({', '.join(games)}), on "
+             "the seeds each cell finished on "
              "every game. IQM and mean of normalized final scores, and P(GDI-I³ > cell): the "
              "probability that a GDI-I³ run scores above a run of the cell on a game, averaged "
              f"over games; 95% stratified-bootstrap CIs (rliable, {reps} resamples).", "",
@@ -569,11 +577,10 @@ def e_ablation_section(grid: Grid, finals: dict, files: ReportFiles, doc: Path, 
              markdown.table(["Game", "Cell", "Runs that reached it", "Median frames"],
                             time_rows, align_left=2)]
     # What E learned.
-    text += ["", "#### What E learned", ""]
-    for game in games:
-        bandit, control = grid.runs.get((game, BASELINE)), grid.runs.get((game, CONTROL), [])
-        if not bandit:
-            continue
+    learned = [g for g in games if grid.runs.get((g, BASELINE))]
+    text += ["", "#### What E learned", ""] if learned else []
+    for game in learned:
+        bandit, control = grid.runs[(game, BASELINE)], grid.runs.get((game, CONTROL), [])
         png = plot_e_learning(game, bandit, control, files.path(f"e_learning_{game}.png"))
         text += [f"![what E learned on {game}]({_rel(png, doc)})", ""]
     return text
@@ -670,10 +677,12 @@ def build_report(root: Path, doc: Path, figures: Path, *, last: int = LAST_EVALS
              "panel per game.", "", f"![learning curves]({_rel(png, doc)})", ""]
 
     # What E prefers.
-    text += ["#### What E prefers early and late", "",
-             f"Median of the λ sampled at training episode starts in the first and the last "
-             f"{EARLY_LATE:.0%} of the frame budget, pooled over seeds (presets with the bandit "
-             "E).", ""]
+    if any(r.config.get("meta_controller") == "bandit"
+           for group in grid.runs.values() for r in group):
+        text += ["#### What E prefers early and late", "",
+                 f"Median of the λ sampled at training episode starts in the first and the last "
+                 f"{EARLY_LATE:.0%} of the frame budget, pooled over seeds (presets with the "
+                 "bandit E).", ""]
     meta_rows, meta_md = [], []
     for (game, preset), runs in grid.runs.items():
         if any(r.config.get("meta_controller") != "bandit" for r in runs):
