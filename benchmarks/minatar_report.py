@@ -499,8 +499,8 @@ def plot_e_learning(game: str, bandit_runs: Sequence[RunEvals],
             top.legend(fontsize=7.5, frameon=False)
             handles = bottom.get_legend_handles_labels()
             extra = share.get_legend_handles_labels()
-            bottom.legend(handles[0] + extra[0], handles[1] + extra[1], fontsize=7,
-                          frameon=False, loc="upper left")
+            fig.legend(handles[0] + extra[0], handles[1] + extra[1], fontsize=8,
+                       frameon=False, loc="outside lower center", ncols=3)
     fig.suptitle(f"What E learned on {game}: {len(logs)} GDI-I³ runs, "
                  f"{len(controls)} uniform-control runs", fontsize=10)
     path.parent.mkdir(parents=True, exist_ok=True)
