@@ -52,9 +52,11 @@ class InlineBackend:
     def in_flight(self) -> int:
         return len(self._requested)
 
-    def request(self) -> None:
-        idle = [i for i in range(self.num_actors) if i not in self._requested]
-        self._requested.append(idle[0])
+    def idle_actors(self) -> list[int]:
+        return [i for i in range(self.num_actors) if i not in self._requested]
+
+    def request(self, actor_id: int) -> None:
+        self._requested.append(actor_id)
 
     def receive(self, block: bool) -> list[Window]:
         windows = [self.actors[i].act_window(self.server) for i in sorted(self._requested)]

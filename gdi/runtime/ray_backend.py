@@ -201,11 +201,13 @@ class RayBackend(ParallelBackend):
     def in_flight(self) -> int:
         return len(self.pending)
 
-    def request(self) -> None:
+    def idle_actors(self) -> list[int]:
         busy = {actor_id for actor_id, _ in self.pending.values()}
-        i = next(i for i in range(self.num_actors) if i not in busy)
-        ref = self.handles[i].act_window.remote(self.server.version, [self.server.ref])
-        self.pending[ref] = (i, self.incarnations[i])
+        return [i for i in range(self.num_actors) if i not in busy]
+
+    def request(self, actor_id: int) -> None:
+        ref = self.handles[actor_id].act_window.remote(self.server.version, [self.server.ref])
+        self.pending[ref] = (actor_id, self.incarnations[actor_id])
 
     def receive(self, block: bool) -> list[Window]:
         if not self.pending:
