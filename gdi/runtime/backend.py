@@ -42,9 +42,12 @@ class Backend(Protocol):
     """Actors that run at the same time, each with its own wall clock (1 when they take turns
     in this process): per-actor phase shares are averaged over them."""
 
-    def start(self, controller_states: list[dict | None], checkpoint: dict | None) -> list[str]:
+    def start(self, controller_states: list[dict | None], checkpoint: dict | None,
+              stop=None) -> list[str]:
         """Start the actors, each with its E (``None``: a fresh one); ``checkpoint`` is the
-        payload resumed from, for backends that restore more of it. Returns warnings."""
+        payload resumed from, for backends that restore more of it. A backend that waits for
+        its actors to be placed gives up early once ``stop.requested`` (a Ctrl-C). Returns
+        warnings."""
         ...
 
     @property
@@ -169,7 +172,8 @@ class ParallelBackend:
         """Stop what is left of actor ``i`` and forget the window it owed."""
         raise NotImplementedError
 
-    def start(self, controller_states: list[dict | None], checkpoint: dict | None) -> list[str]:
+    def start(self, controller_states: list[dict | None], checkpoint: dict | None,
+              stop=None) -> list[str]:
         self.controller_states = list(controller_states)
         for i in range(self.num_actors):
             self._launch(i)

@@ -18,7 +18,7 @@ class InlineBackend:
     parallel_actors = 1  # the actors take turns with the learner in this process
     restarts = 0  # an actor failure here is the learner's failure: nothing to restart
 
-    def __init__(self, config: Config, env_config, shapes, learner) -> None:
+    def __init__(self, config: Config, env_config, shapes, learner, stop=None) -> None:
         self.config = config
         self.num_actors = config.num_actors
         self.server = InlineParameterServer(learner.net)
@@ -31,7 +31,8 @@ class InlineBackend:
         self._requested: list[int] = []  # actor ids, in the order asked
         self._warnings: list[str] = []
 
-    def start(self, controller_states: list[dict | None], checkpoint: dict | None) -> list[str]:
+    def start(self, controller_states: list[dict | None], checkpoint: dict | None,
+              stop=None) -> list[str]:
         warnings = []
         exact = checkpoint.get("actors") if checkpoint is not None else None
         for actor, controller, state in zip(self.actors, controller_states,

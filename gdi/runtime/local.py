@@ -121,7 +121,7 @@ def actor_process(
 
 
 class LocalBackend(ParallelBackend):
-    def __init__(self, config: Config, env_config, shapes, learner) -> None:
+    def __init__(self, config: Config, env_config, shapes, learner, stop=None) -> None:
         super().__init__(config)
         self.shapes = shapes
         self.context = torch_mp.get_context("spawn")

@@ -133,7 +133,7 @@ class RayActor:
 
 
 class RayBackend(ParallelBackend):
-    def __init__(self, config: Config, env_config, shapes, learner) -> None:
+    def __init__(self, config: Config, env_config, shapes, learner, stop=None) -> None:
         super().__init__(config)
         self.ray = ray = import_ray()
         self.shapes = shapes
@@ -156,7 +156,8 @@ class RayBackend(ParallelBackend):
         self.pending: dict = {}  # window reference → (actor id, incarnation)
 
     # --- actors ---------------------------------------------------------------------------
-    def start(self, controller_states: list[dict | None], checkpoint: dict | None) -> list[str]:
+    def start(self, controller_states: list[dict | None], checkpoint: dict | None,
+              stop=None) -> list[str]:
         warnings = super().start(controller_states, checkpoint)
         self._wait_placed()
         self._fit_learner_threads()
