@@ -236,7 +236,7 @@ def test_an_empty_existing_run_dir_is_used_and_a_non_run_folder_is_refused_consi
 
     empty = tmp_path / "empty"
     empty.mkdir()
-    main(["train", "--env", "gym:CartPole-v1", "--backend", "inline", "--frames", "200",
+    main(["train", "--env", "gym:CartPole-v1", "--backend", "inline", "--frames", "2e2",
           "--run-dir", str(empty), "--no-report", "--set", *TINY, "eval_every=0"])
     assert (empty / "config.json").is_file() and (empty / "checkpoints").is_dir()
     capsys.readouterr()
@@ -248,3 +248,14 @@ def test_an_empty_existing_run_dir_is_used_and_a_non_run_folder_is_refused_consi
     err = one_line_error(["train", "--env", "gym:CartPole-v1", "--run-dir", str(other)], capsys)
     assert "not a gdi run folder" in err and "--resume" not in err
     assert (other / "notes.txt").read_text() == "mine"
+
+
+@pytest.mark.parametrize("text", ["1.5", "abc", "1e-3"])
+def test_frames_takes_whole_numbers_in_any_notation_and_refuses_others_in_one_line(
+        text, capsys):
+    from gdi.cli import _count_from_str
+
+    assert _count_from_str(["1e6"]) == _count_from_str(["1_000_000"]) == 1_000_000
+    assert _count_from_str(["2000"]) == 2000
+    err = one_line_error(["train", "--frames", text, "--env", "gym:CartPole-v1"], capsys)
+    assert f"--frames {text!r} is not a whole number" in err
