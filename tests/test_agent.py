@@ -173,7 +173,7 @@ def test_misuse_of_the_agent_is_one_clear_error_naming_the_value(run):
     with pytest.raises(RuntimeError, match=r"call agent.reset\(num_envs\) and agent.act"):
         agent.observe([0.0], [False], [False])  # before reset (was AttributeError '_actions')
     single = gymnasium.make("CartPole-v1")
-    with pytest.raises(ValueError, match="got .*CartPole.*SyncVectorEnv"):
+    with pytest.raises(ValueError, match=r"got .*CartPole.*SyncVectorEnv"):
         agent.reset(single)  # not a vector env (was AttributeError single_observation_space)
     single.close()
     if not torch.cuda.is_available():
