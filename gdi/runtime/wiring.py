@@ -194,7 +194,11 @@ def _train(config: Config, run_dir: Path | str | None, resume: bool, stop: StopR
             if show_progress else None
 
         def report() -> None:
-            if say.pending_first_window and trained():
+            if say.pending_first_window:
+                if not trained():  # a line now and then instead of "0 frames, 0 f/s"
+                    say.still_waiting(progress)
+                    report_progress(trainer, progress, frames=False)
+                    return
                 say.first_window_arrived(progress)
             report_progress(trainer, progress)
 
@@ -250,10 +254,19 @@ class StartUpLines:
         self.console = Console(stderr=True) if show else None
         self.started = time.monotonic()
         self.pending_first_window = True
+        self._last_wait_line = 0.0
 
     def __call__(self, stage: str) -> None:
         if self.console is not None:
             self.console.print(f"start-up: {stage}", highlight=False, soft_wrap=True)
+
+    def still_waiting(self, progress, every_s: float = 30.0) -> None:
+        now = time.monotonic()
+        if progress is not None and now - self._last_wait_line >= every_s:
+            if self._last_wait_line:
+                progress.message(f"start-up: still waiting for the first window "
+                                 f"({now - self.started:.0f} s)")
+            self._last_wait_line = now
 
     def first_window_arrived(self, progress) -> None:
         self.pending_first_window = False
@@ -279,9 +292,12 @@ def _stopped_during_start_up(run_dir: Path | None, say: StartUpLines, resume: bo
     return TrainResult(Path(run_dir) if run_dir is not None else None, frames, True, None)
 
 
-def report_progress(trainer: Trainer, progress: TrainingProgress | None) -> None:
+def report_progress(trainer: Trainer, progress: TrainingProgress | None,
+                    frames: bool = True) -> None:
+    """The progress line (``frames``) and the warnings since the last report."""
     if progress is not None:
-        progress.update(trainer.frames, trainer.recent_returns, trainer.policy_lag)
+        if frames:
+            progress.update(trainer.frames, trainer.recent_returns, trainer.policy_lag)
         for message in trainer.messages:
             progress.message(f"warning: {message}")
     trainer.messages.clear()
