@@ -10,7 +10,6 @@ import signal
 import socket
 import subprocess
 import sys
-import threading
 import time
 
 import pytest
@@ -45,14 +44,18 @@ def test_an_unreachable_address_gives_up_in_one_line_and_makes_no_folder(
 
 def test_ctrl_c_while_reaching_the_cluster_is_honoured(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(ray_backend, "CONNECT_TIMEOUT_S", 300.0)
+    real_reach = ray_backend._reach
+
+    def ctrl_c_while_reaching(*args):  # the Ctrl-C comes once the address is being tried
+        os.kill(os.getpid(), signal.SIGINT)
+        return real_reach(*args)
+
+    monkeypatch.setattr(ray_backend, "_reach", ctrl_c_while_reaching)
     run = tmp_path / "run"
-    timer = threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT))
-    timer.start()
-    try:
-        with pytest.raises(SystemExit) as exit_info:
-            main([*RAY_TRAIN, "ray_address=127.0.0.1:1", "--run-dir", str(run)])
-    finally:
-        timer.cancel()
+    start = time.monotonic()
+    with pytest.raises(SystemExit) as exit_info:
+        main([*RAY_TRAIN, "ray_address=127.0.0.1:1", "--run-dir", str(run)])
+    assert time.monotonic() - start < 250  # not the 300 s
     assert exit_info.value.code == 130
     assert "interrupted during start-up, before any training; no run folder was made" in \
         " ".join(capsys.readouterr().err.split())
@@ -185,13 +188,15 @@ def test_an_actor_that_cannot_be_placed_again_after_its_node_was_lost_fails_the_
 
     from gdi.runtime.wiring import train
 
-    monkeypatch.setattr(ray_backend, "PLACEMENT_TIMEOUT_S", 5.0)
     cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 0})
     worker = cluster.add_node(num_cpus=1)
     removed: list[int] = []
 
     def lose_the_node(frames: int) -> bool:
         if frames >= 400 and not removed:
+            # A short bound for the replacement only: the first placement, on a loaded
+            # machine, may take longer than that.
+            monkeypatch.setattr(ray_backend, "PLACEMENT_TIMEOUT_S", 5.0)
             cluster.remove_node(worker)
             removed.append(frames)
         return False
