@@ -88,6 +88,7 @@ class Agent:
         self.checkpoint = checkpoint
         self.frames = frames
         self.num_envs = 0
+        self._actions: np.ndarray | None = None
 
     @property
     def index_names(self) -> tuple[str, ...]:
@@ -118,6 +119,12 @@ class Agent:
         vector environment itself, whose spaces are then checked against the run's): zero LSTM
         state, no previous action or reward, a fresh λ each."""
         if not isinstance(num_envs, int | np.integer):
+            if not hasattr(num_envs, "single_observation_space"):
+                raise ValueError(
+                    f"agent.reset takes a number of environments or a vector environment "
+                    f"(gdi.envs.make_vector_env, gymnasium.vector.*); got {num_envs!r}, which is "
+                    "not one: wrap a single environment with gymnasium.vector.SyncVectorEnv"
+                    "([lambda: env])")
             self.check_env(num_envs)
             num_envs = num_envs.num_envs
         if isinstance(num_envs, bool) or num_envs < 1:
@@ -162,9 +169,19 @@ class Agent:
         """The outcome of the last ``env.step``: the reward becomes the network's previous
         reward, and an environment whose episode ended (terminated or truncated) starts the
         next with a zero LSTM state and a fresh λ. Returns the mask of ended episodes."""
+        if self.num_envs == 0:
+            raise RuntimeError("call agent.reset(num_envs) and agent.act(obs) before "
+                               "agent.observe(rewards, terminated, truncated)")
         if self._actions is None:
             raise RuntimeError("agent.observe follows agent.act: no action is awaiting its outcome")
         rewards = np.asarray(rewards, dtype=np.float64).reshape(self.num_envs)
+        bad = np.flatnonzero(~np.isfinite(rewards))
+        if bad.size:
+            # The network reads the previous reward: one NaN would make its outputs NaN for the
+            # rest of the episode, and the environment would play action 0 without a word.
+            i = int(bad[0])
+            raise ValueError(f"environment {i}'s reward is {rewards[i]}; the agent needs finite "
+                             "rewards (check the environment or its wrappers)")
         done = np.logical_or(terminated, truncated).reshape(self.num_envs)
         self.prev_actions = np.where(done, 0, self._actions)
         self.prev_rewards = np.where(done, 0.0, compress_reward(rewards)).astype(np.float32)
@@ -173,6 +190,18 @@ class Agent:
             self.lambdas[i] = self.draw_lambda()
         self._actions = None
         return done
+
+
+def _usable_device(device: str | torch.device) -> torch.device:
+    """``device`` as a torch.device this machine can run on ("auto": cuda where there is a GPU,
+    else cpu); a ValueError naming it and what is allowed here otherwise."""
+    from gdi.config import check_learner_device
+
+    name = str(device)
+    check_learner_device(name, what="device")
+    if name == "auto":
+        name = "cuda" if torch.cuda.is_available() else "cpu"
+    return torch.device(name)
 
 
 def _jsonable(value: Any) -> Any:
@@ -239,7 +268,8 @@ def load_agent(
             ``allow_foreign_checkpoint``).
         policy: "population": λ ~ P_Λ per episode (E's exploratory draws included, what
             training's evaluation plays); "greedy": E's greedy λ (highest value estimate).
-        device: Where the network runs ("cpu", "cuda", ...).
+        device: Where the network runs: "cpu", "cuda", "cuda:N" or "auto" (cuda where there is
+            a GPU).
         seed: Seed of action sampling and of E's λ draws (default: the run's seed + 2,000,003,
             what ``gdi evaluate`` uses).
         allow_foreign_checkpoint: Accept a checkpoint outside ``run_dir`` or from a run whose
@@ -251,6 +281,7 @@ def load_agent(
 
     if policy not in POLICIES:
         raise ValueError(f"unknown policy {policy!r}; allowed: {', '.join(POLICIES)}")
+    device = _usable_device(device)
     config, path, payload = resolve_checkpoint(run_dir, checkpoint, allow_foreign_checkpoint)
     env_config = resolve_env(config.env, **config.env_overrides)
     shapes = env_shapes(env_config, config.seed)

@@ -4,6 +4,7 @@ target; ``os.replace`` is atomic on POSIX)."""
 
 from __future__ import annotations
 
+import errno
 import os
 import tempfile
 from collections.abc import Callable
@@ -45,3 +46,20 @@ def atomic_write(path: str | os.PathLike, write: Callable[[IO], None], binary: b
         Path(tmp).unlink(missing_ok=True)
         raise
     return path
+
+
+def why_not_writable(path: Path, err: OSError) -> str:
+    """The reason a file or folder cannot be made at ``path``, said about the nearest existing
+    ancestor (the folder the user has to fix)."""
+    ancestor = path.parent
+    while not ancestor.exists() and ancestor != ancestor.parent:
+        ancestor = ancestor.parent
+    if err.errno == errno.ENOTDIR or (ancestor.exists() and not ancestor.is_dir()):
+        return f"{ancestor} is a file, not a folder"
+    if err.errno in (errno.EACCES, errno.EPERM):
+        return f"no permission to write in {ancestor}"
+    if err.errno == errno.EROFS:
+        return f"{ancestor} is on a read-only file system"
+    if err.errno == errno.ENOENT and ancestor.is_dir():  # e.g. /proc: no new files there
+        return f"{ancestor} takes no new files ({err.strerror})"
+    return err.strerror or str(err)

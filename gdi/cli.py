@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal
 
 import tyro
 from tyro.conf import Positional
+from tyro.constructors import PrimitiveConstructorSpec
 
 import gdi
 
@@ -24,10 +25,43 @@ EXIT_USER_ERROR = 2  # bad input: nothing was trained
 EXIT_INTERRUPTED = 130  # Ctrl-C outside training (128 + SIGINT), as the shell reports it
 
 
+class NotACount(str):
+    """A --frames value that is not a whole number, kept as typed so that the command can
+    refuse it in one line (tyro's own refusal is a box of a dozen lines)."""
+
+
+def _count_from_str(args: list[str]) -> int | NotACount:
+    """1000000, 1_000_000 and 1e6 alike; anything else is refused by the command."""
+    text = args[0].strip().replace("_", "")
+    try:
+        value = int(text)
+    except ValueError:
+        try:
+            value = float(text)
+        except ValueError:
+            return NotACount(args[0])
+        if not value.is_integer():
+            return NotACount(args[0])
+        value = int(value)
+    return value
+
+
+#: An integer option that also takes scientific notation when it is a whole number (1e6).
+Count = Annotated[int, PrimitiveConstructorSpec(
+    nargs=1, metavar="INT", instance_from_str=_count_from_str,
+    is_instance=lambda value: isinstance(value, int), str_from_instance=lambda v: [str(v)])]
+
+
+def _check_count(option: str, value) -> None:
+    if isinstance(value, NotACount):
+        raise ValueError(f"{option} {str(value)!r} is not a whole number; allowed: an integer "
+                         "such as 1000000, 1_000_000 or 1e6")
+
+
 def train(
     preset: str = "gdi-i3",
     env: str = "minatar:breakout",
-    frames: int | None = None,
+    frames: Count | None = None,
     seed: int = 0,
     backend: Literal["inline", "local", "ray"] | None = None,
     set: tuple[str, ...] = (),
@@ -49,8 +83,8 @@ def train(
     Args:
         preset: Preset name (`gdi presets` lists them).
         env: Environment: ale:<Game>, minatar:<game> or gym:<id>.
-        frames: Frame budget (default: the preset's for the env kind: ALE 200M, MinAtar 1M,
-            Gymnasium 1M).
+        frames: Frame budget, e.g. 1000000 or 1e6 (default: the preset's for the env kind: ALE
+            200M, MinAtar 1M, Gymnasium 1M).
         seed: Seed of every random generator.
         backend: inline (one deterministic process), local (actor processes; the default) or
             ray (Ray actors on a Ray cluster, see --set ray_address). With --resume: continue
@@ -64,6 +98,7 @@ def train(
     """
     from gdi.runtime.stop import StopRequest
 
+    _check_count("--frames", frames)
     # Installed before anything slow is imported or built: a Ctrl-C during start-up is then a
     # stop request that training sees, never a KeyboardInterrupt swallowed by a library's bare
     # `except:` (minatar's import of matplotlib has one) or shown as a trace.
@@ -221,6 +256,7 @@ def enjoy(
     checkpoint: str = "latest",
     seed: int | None = None,
     max_steps: int | None = None,
+    allow_foreign_checkpoint: bool = False,
 ) -> None:
     """Watch a run's agent: play episodes one after another on one environment and print each
     return; with --video, write them as a video (ALE: the emulator's RGB screen; MinAtar: its
@@ -237,12 +273,15 @@ def enjoy(
         seed: Seed of the environment and of action sampling (default: derived from the
             run's seed, apart from training's and evaluation's).
         max_steps: Stop after this many agent steps in all (cuts the last episode).
+        allow_foreign_checkpoint: Play a --checkpoint that lies outside RUN or was saved by a
+            run of another environment, preset or architecture (refused otherwise).
     """
     from gdi.video.enjoy import enjoy as play
 
     result = play(run, episodes=episodes, video=video, policy=policy, checkpoint=checkpoint,
                   seed=seed, max_steps=max_steps,
-                  on_episode=lambda i, ret: print(f"episode {i + 1}: return {ret:g}"))
+                  on_episode=lambda i, ret: print(f"episode {i + 1}: return {ret:g}"),
+                  allow_foreign_checkpoint=allow_foreign_checkpoint)
     if result.cut:
         print(f"episode {len(result.returns)} was cut at --max-steps {max_steps}")
     if result.note:

@@ -327,9 +327,10 @@ def _validate_parts(cfg: Config) -> None:
         check_learner_device(cfg.learner_device)
 
 
-def check_learner_device(name: str) -> None:
+def check_learner_device(name: str, what: str = "learner_device") -> None:
     """ValueError unless ``name`` is auto, cpu, cuda or cuda:N and this machine's torch can use
-    it (auto always can: it means cuda where there is a GPU, else cpu)."""
+    it (auto always can: it means cuda where there is a GPU, else cpu); ``what`` names the
+    setting in the message."""
     import torch
 
     if name == "auto":
@@ -339,7 +340,7 @@ def check_learner_device(name: str) -> None:
     )
     if not shape_ok:
         raise ValueError(
-            f"learner_device: unknown device {name!r}; allowed: auto, cpu, cuda, cuda:N")
+            f"{what}: unknown device {name!r}; allowed: auto, cpu, cuda, cuda:N")
     if name == "cpu":
         return
     count = torch.cuda.device_count() if torch.cuda.is_available() else 0
@@ -347,7 +348,7 @@ def check_learner_device(name: str) -> None:
     index = int(name[5:]) if ":" in name else 0
     if index >= count:
         raise ValueError(
-            f"learner_device: {name!r} is not usable by this torch ({torch.__version__}, "
+            f"{what}: {name!r} is not usable by this torch ({torch.__version__}, "
             f"{count} CUDA device(s)); allowed here: {', '.join(usable)}"
         )
 

@@ -150,3 +150,33 @@ def test_a_checkpoint_of_another_architecture_is_refused_naming_the_fields(tmp_p
     assert "saved by another kind of run" in err and "lstm_units=24 (run: 16)" in err
     err = one_line_error(["evaluate", str(small), "--allow-foreign-checkpoint"], capsys)
     assert f"checkpoint {planted}'s network does not fit run {small}'s config" in err
+
+
+def test_misuse_of_the_agent_is_one_clear_error_naming_the_value(run):
+    import gymnasium
+
+    agent = gdi.load_agent(run)
+    with pytest.raises(RuntimeError, match=r"call agent.reset\(num_envs\) and agent.act"):
+        agent.observe([0.0], [False], [False])  # before reset (was AttributeError '_actions')
+    single = gymnasium.make("CartPole-v1")
+    with pytest.raises(ValueError, match=r"got .*CartPole.*SyncVectorEnv"):
+        agent.reset(single)  # not a vector env (was AttributeError single_observation_space)
+    single.close()
+    if not torch.cuda.is_available():
+        with pytest.raises(ValueError, match=r"device: 'cuda' is not usable by this torch.*"
+                                             r"allowed here: auto, cpu"):
+            gdi.load_agent(run, device="cuda")  # was torch's AssertionError
+    with pytest.raises(ValueError, match=r"device: unknown device 'gpu'; allowed"):
+        gdi.load_agent(run, device="gpu")
+    assert gdi.load_agent(run, device="auto").device.type in ("cpu", "cuda")
+
+
+def test_a_non_finite_reward_is_an_error_naming_the_environment(run):
+    # Before, one NaN reward made the network's outputs NaN and environment 1 played action 0
+    # for the rest of its episode without a word.
+    agent = gdi.load_agent(run)
+    agent.reset(3)
+    agent.act(np.zeros((3, 4), dtype=np.float32))
+    with pytest.raises(ValueError, match=r"environment 1's reward is nan; the agent needs "
+                                         r"finite rewards"):
+        agent.observe([0.0, float("nan"), 1.0], [False] * 3, [False] * 3)

@@ -183,3 +183,52 @@ def test_report_embeds_a_video_of_the_last_evaluations_network(cartpole_run, tmp
     assert "## Videos" in text and f"![{run.name}]({gif.name})" in text
     assert checkpoint.name in text and iio.imread(gif).shape[0] >= 2
     assert gif in report.files
+
+
+def test_enjoy_into_a_place_it_cannot_write_is_one_line_before_playing(
+        cartpole_run, tmp_path, capsys):
+    from tests.runtime.helpers import one_line_error
+
+    a_file = tmp_path / "a_file"
+    a_file.write_text("not a folder")
+    for video, why in [
+        ("/proc/out.gif", "/proc takes no new files"),
+        ("/proc/out.mp4", "/proc takes no new files"),
+        (str(a_file / "out.mp4"), f"{a_file} is a file, not a folder"),
+        (str(a_file / "sub" / "out.gif"), f"{a_file} is a file, not a folder"),  # missing subfolder
+        (str(tmp_path), "must end in .mp4 or .gif"),
+    ]:
+        err = one_line_error(["enjoy", str(cartpole_run), "--video", video], capsys)
+        assert why in err, err
+        assert "episode 1" not in capsys.readouterr().out  # refused before playing
+    assert a_file.read_text() == "not a folder"
+    # A missing subfolder of a writable folder is made.
+    main(["enjoy", str(cartpole_run), "--video", str(tmp_path / "new" / "sub" / "out.gif"),
+          "--max-steps", "5"])
+    assert (tmp_path / "new" / "sub" / "out.gif").stat().st_size > 0
+
+
+@pytest.mark.skipif(__import__("os").geteuid() == 0, reason="root writes into read-only folders")
+def test_enjoy_into_a_really_read_only_folder_is_one_line(cartpole_run, tmp_path, capsys):
+    from tests.runtime.helpers import one_line_error
+
+    locked = tmp_path / "locked"
+    locked.mkdir(mode=0o555)
+    for name in ("out.mp4", "out.gif"):
+        err = one_line_error(["enjoy", str(cartpole_run), "--video", str(locked / name)],
+                             capsys)
+        assert f"no permission to write in {locked}" in err
+
+
+def test_enjoy_takes_allow_foreign_checkpoint_as_its_refusal_says(cartpole_run, tmp_path,
+                                                                  capsys):
+    from gdi.runtime.checkpoint import latest_checkpoint
+    from tests.runtime.helpers import one_line_error
+
+    other = train(tiny_config(frames=200, seed=4), tmp_path / "other", show_progress=False,
+                  tensorboard=False).run_dir
+    foreign = str(latest_checkpoint(other))
+    argv = ["enjoy", str(cartpole_run), "--checkpoint", foreign, "--max-steps", "3"]
+    assert "pass --allow-foreign-checkpoint" in one_line_error(argv, capsys)
+    main([*argv, "--allow-foreign-checkpoint"])
+    assert "episode 1: return" in capsys.readouterr().out

@@ -118,8 +118,9 @@ def learning_curves(panels: Sequence[CurvePanel], path: Path) -> Path:
         ax.set_visible(False)
     fig.supxlabel("environment frames", fontsize=9)
     fig.supylabel("evaluation return", fontsize=9)
-    handles = [_legend_line(colors[g], 1.8, f"{g} (mean, 95% CI)") for g in groups]
-    handles.append(_legend_line("#888888", 0.8, "one seed", alpha=0.6))
+    handles = [_legend_line(colors[g], 1.8, _group_legend(g, panels)) for g in groups]
+    if any(len(p.runs[g]) > 1 for p in panels for g in p.runs):
+        handles.append(_legend_line("#888888", 0.8, "one seed", alpha=0.6))
     fig.legend(
         handles=handles,
         loc="outside upper center",
@@ -128,6 +129,17 @@ def learning_curves(panels: Sequence[CurvePanel], path: Path) -> Path:
         frameon=False,
     )
     return _save(fig, path)
+
+
+def _group_legend(group: str, panels: Sequence[CurvePanel]) -> str:
+    """What the group's thick line is, as drawn: the mean of several seeds with its band, or
+    a single seed's curve; says so when no mean could be drawn (frames that do not overlap)."""
+    drawn = [len(p.runs[group]) for p in panels if group in p.runs and group in p.means]
+    if any(n > 1 for n in drawn):
+        return f"{group} (mean of seeds, 95% CI)"
+    if drawn:
+        return f"{group} (one seed)"
+    return f"{group} (one line per seed; no mean: their frames do not overlap)"
 
 
 def _legend_line(color: str, width: float, label: str, alpha: float = 1.0) -> Line2D:

@@ -1,6 +1,6 @@
 """``gdi report``: a Markdown report with figures and CSV files for a set of run folders.
 
-Runs are grouped by preset (one group = the seeds and games of one agent). Every run gets its
+Runs are grouped by preset and frame budget (one group = the seeds and games of one agent). Every run gets its
 learning curve (return against environment frames, App. "Atari Games Learning Curves"). Runs
 on the paper's 57 Atari games are further reported in raw score, HNS, HWRNS and SABER beside
 the paper's algorithms, with aggregates and confidence intervals across seeds and the learning
@@ -55,7 +55,11 @@ def without_evaluations(run_dir: Path) -> str | None:
     is such a folder; listing it among others (``gdi report runs/*``) must not fail the
     report."""
     if not (run_dir / CONFIG_FILE).is_file() and not (run_dir / EVAL_DIR).is_dir():
-        return None  # not a run folder at all: load_run says so
+        # Not a run folder: an empty one (`gdi report runs/*` over a folder made by hand or
+        # left by another tool) is skipped like the others; anything else load_run names.
+        if not any(run_dir.iterdir()):
+            return f"skipped {run_dir}: an empty folder, not a gdi run folder"
+        return None
     if any((run_dir / EVAL_DIR).glob("*.json")):
         return None
     if any((run_dir / "checkpoints").glob("ckpt_*.pt")):
@@ -85,20 +89,49 @@ def _env_title(env: str) -> str:
     return spec_to_game(env) if is_atari57(env) else env
 
 
-def _groups(runs: Sequence[RunEvals]) -> dict[str, list[RunEvals]]:
+def group_labels(runs: Sequence[RunEvals]) -> dict[Path, str]:
+    """Each run's group: the runs of one agent, i.e. one preset trained to one frame budget.
+    Runs of another budget are another experiment (their anneals end elsewhere, their final
+    scores are taken at other frames), never more seeds of this one: four seed-0 runs of four
+    budgets are four groups of one seed, not "4 seeds" with a confidence interval across
+    them. The label is the preset, with the budget when the preset has runs of several."""
+    budgets: dict[str, set] = {}
+    for run in runs:
+        budgets.setdefault(run.preset, set()).add(run.config.get("frames"))
+    labels = {}
+    for run in runs:
+        label = run.preset
+        if len(budgets[run.preset]) > 1:
+            frames = run.config.get("frames")
+            label += f" ({plots.compact_number(frames)} frames)" if frames else " (budget ?)"
+        labels[run.run_dir] = label
+    return labels
+
+
+def _groups(runs: Sequence[RunEvals], labels: dict[Path, str]) -> dict[str, list[RunEvals]]:
     groups: dict[str, list[RunEvals]] = {}
     for run in runs:
-        groups.setdefault(run.preset, []).append(run)
+        groups.setdefault(labels[run.run_dir], []).append(run)
     return groups
 
 
+def seed_finals(group: Sequence[RunEvals]) -> np.ndarray:
+    """``[seeds, 1]``: each seed's final return, averaged over the group's runs of that seed
+    (a run repeated with the same seed is not another sample of the seeds)."""
+    by_seed: dict[int, list[float]] = {}
+    for run in group:
+        by_seed.setdefault(run.seed, []).append(run.final.mean_return)
+    return np.array([[float(np.mean(by_seed[s]))] for s in sorted(by_seed)])
+
+
 def _curves_section(
-    runs: Sequence[RunEvals], files: ReportFiles, *, reps: int, seed: int
+    runs: Sequence[RunEvals], files: ReportFiles, labels: dict[Path, str], *, reps: int,
+    seed: int
 ) -> list[str]:
     envs = list(dict.fromkeys(run.env for run in runs))
     panels, run_rows, band_rows = [], [], []
     for env in envs:
-        by_group = _groups([r for r in runs if r.env == env])
+        by_group = _groups([r for r in runs if r.env == env], labels)
         curves, means = {}, {}
         for label, group in by_group.items():
             curves[label] = []
@@ -145,7 +178,8 @@ def _curves_section(
 
 
 def _raw_section(
-    runs: Sequence[RunEvals], files: ReportFiles, *, reps: int, seed: int
+    runs: Sequence[RunEvals], files: ReportFiles, labels: dict[Path, str], *, reps: int,
+    seed: int
 ) -> list[str]:
     why = WHY_RAW_ONLY
     not57 = sorted({r.env for r in runs if r.env.startswith("ale:")})
@@ -159,8 +193,8 @@ def _raw_section(
     header = ["env", "group", "n_seeds", "frames_mean", "mean", "ci_low", "ci_high", "min", "max"]
     rows, md_rows = [], []
     for env in dict.fromkeys(r.env for r in runs):
-        for label, group in _groups([r for r in runs if r.env == env]).items():
-            finals = np.array([[r.final.mean_return] for r in sorted(group, key=lambda r: r.seed)])
+        for label, group in _groups([r for r in runs if r.env == env], labels).items():
+            finals = seed_finals(group)
             ci = aggregate_intervals({label: finals}, ("mean",), reps=reps, seed=seed)[label][
                 "mean"
             ]
@@ -169,7 +203,7 @@ def _raw_section(
                 [
                     env,
                     label,
-                    len(group),
+                    len(finals),
                     frames,
                     ci.point,
                     ci.low,
@@ -182,7 +216,7 @@ def _raw_section(
                 [
                     env,
                     label,
-                    len(group),
+                    len(finals),
                     plots.compact_number(frames),
                     markdown.fmt_interval(*ci),
                     markdown.fmt(float(finals.min())),
@@ -299,11 +333,13 @@ def write_report(
         f"CSV files beside it.\n"
     )
     text += _runs_section(runs, files)
-    text += _curves_section(runs, files, reps=reps, seed=seed)
+    labels = group_labels(runs)
+    text += _curves_section(runs, files, labels, reps=reps, seed=seed)
     if atari:
-        text.append(write_atari_section(_groups(atari), compare_ids, files, reps=reps, seed=seed))
+        text.append(write_atari_section(_groups(atari, labels), compare_ids, files, reps=reps,
+                                        seed=seed))
     if other:
-        text += _raw_section(other, files, reps=reps, seed=seed)
+        text += _raw_section(other, files, labels, reps=reps, seed=seed)
     if video:
         from gdi.evaluation.report_video import videos_section
 

@@ -3,9 +3,10 @@
 A backend decides only where actors run and how windows and parameters travel; everything
 else (collector, learner, E's bookkeeping, metrics, evaluation, checkpoints) is the one driver
 loop in ``gdi.runtime.driver``, the same for every backend. The driver asks for windows just
-in time, one actor at a time (``request``), and takes what has arrived (``receive``):
+in time, one actor at a time and every actor in turn (``request``, ``ActorTurns``), and takes
+what has arrived (``receive``):
 
-    driver ──request()──▶ backend ──▶ actor i acts a window with the newest parameters
+    driver ──request(i)─▶ backend ──▶ actor i acts a window with the newest parameters
     driver ◀─receive()─── backend ◀── Window (sequences, episodes, frames, E's state, times)
     learner ──push()────▶ backend.server ──pull()──▶ actors
 
@@ -41,9 +42,12 @@ class Backend(Protocol):
     """Actors that run at the same time, each with its own wall clock (1 when they take turns
     in this process): per-actor phase shares are averaged over them."""
 
-    def start(self, controller_states: list[dict | None], checkpoint: dict | None) -> list[str]:
+    def start(self, controller_states: list[dict | None], checkpoint: dict | None,
+              stop=None) -> list[str]:
         """Start the actors, each with its E (``None``: a fresh one); ``checkpoint`` is the
-        payload resumed from, for backends that restore more of it. Returns warnings."""
+        payload resumed from, for backends that restore more of it. A backend that waits for
+        its actors to be placed gives up early once ``stop.requested`` (a Ctrl-C). Returns
+        warnings."""
         ...
 
     @property
@@ -56,8 +60,13 @@ class Backend(Protocol):
         """Windows requested and not yet received."""
         ...
 
-    def request(self) -> None:
-        """Ask one actor that has no window in flight to act a window."""
+    def idle_actors(self) -> list[int]:
+        """The actors with no window in flight (a window lost with its actor counts as not
+        in flight: the driver asks again)."""
+        ...
+
+    def request(self, actor_id: int) -> None:
+        """Ask actor ``actor_id``, one of ``idle_actors()``, to act a window."""
         ...
 
     def receive(self, block: bool) -> list[Window]:
@@ -92,6 +101,35 @@ def backend_class(name: str) -> type:
         raise ValueError(f"unknown backend {name!r}; allowed: {', '.join(BACKENDS)}")
     module, cls = BACKENDS[name].split(":")
     return getattr(importlib.import_module(module), cls)
+
+
+class ActorTurns:
+    """Which idle actor the driver asks next: the one asked least recently (ties: the lowest
+    id), so that every actor acts in turn.
+
+    The driver asks just in time, so after warm-up it rarely has more than one window in
+    flight; asking "the first idle actor" then meant actor 0 every time, and every other
+    actor, its environments and its E stood still after warm-up (issue 30, item 7). Counted
+    in requests, not seconds, so the inline backend stays exactly reproducible; saved in
+    checkpoints for exact resume."""
+
+    def __init__(self, num_actors: int) -> None:
+        self.last_asked = [-1] * num_actors  # request number of each actor's last request
+        self.requests = 0
+
+    def next(self, idle: list[int]) -> int:
+        """The actor to ask among ``idle`` (not empty); counts the request."""
+        chosen = min(idle, key=lambda i: (self.last_asked[i], i))
+        self.last_asked[chosen] = self.requests
+        self.requests += 1
+        return chosen
+
+    def state_dict(self) -> dict:
+        return {"last_asked": list(self.last_asked), "requests": self.requests}
+
+    def load_state_dict(self, state: dict) -> None:
+        if len(state["last_asked"]) == len(self.last_asked):
+            self.last_asked, self.requests = list(state["last_asked"]), state["requests"]
 
 
 class FailureBudget:
@@ -134,7 +172,8 @@ class ParallelBackend:
         """Stop what is left of actor ``i`` and forget the window it owed."""
         raise NotImplementedError
 
-    def start(self, controller_states: list[dict | None], checkpoint: dict | None) -> list[str]:
+    def start(self, controller_states: list[dict | None], checkpoint: dict | None,
+              stop=None) -> list[str]:
         self.controller_states = list(controller_states)
         for i in range(self.num_actors):
             self._launch(i)

@@ -5,7 +5,8 @@
     every push_every steps) ─▶ metrics, evaluation, progress ─▶ checkpoint when due
 
 Flow control is by credits: an actor acts a window only when asked, at most one window in
-flight per actor, and windows are asked for ``LEAD_STEPS`` learner steps before the collector
+flight per actor, the idle actor asked least recently first (``ActorTurns``: every actor acts
+in turn, whatever the number in flight), and windows are asked for ``LEAD_STEPS`` learner steps before the collector
 would fall below ``min_replay``. On a CPU the learner is the bottleneck, and a window acted
 earlier than needed is acted by older parameters (measured on MinAtar Breakout, policy lag in
 learner steps: ≈ 22 with free-running actors, ≈ 13.5 asking as soon as a window arrived, ≈ 10
@@ -46,7 +47,7 @@ def drive(trainer: Trainer, backend: Backend, stop: Callable[[int], bool],
         while (backend.in_flight < backend.num_actors
                and len(collector) + room * backend.in_flight < config.min_replay + lead
                and collector.free_slots >= room * (backend.in_flight + 1)):
-            backend.request()
+            backend.request(trainer.turns.next(backend.idle_actors()))
 
     restarts_seen = backend.restarts
     while trainer.frames < config.frames:

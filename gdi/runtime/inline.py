@@ -18,7 +18,7 @@ class InlineBackend:
     parallel_actors = 1  # the actors take turns with the learner in this process
     restarts = 0  # an actor failure here is the learner's failure: nothing to restart
 
-    def __init__(self, config: Config, env_config, shapes, learner) -> None:
+    def __init__(self, config: Config, env_config, shapes, learner, stop=None) -> None:
         self.config = config
         self.num_actors = config.num_actors
         self.server = InlineParameterServer(learner.net)
@@ -31,7 +31,8 @@ class InlineBackend:
         self._requested: list[int] = []  # actor ids, in the order asked
         self._warnings: list[str] = []
 
-    def start(self, controller_states: list[dict | None], checkpoint: dict | None) -> list[str]:
+    def start(self, controller_states: list[dict | None], checkpoint: dict | None,
+              stop=None) -> list[str]:
         warnings = []
         exact = checkpoint.get("actors") if checkpoint is not None else None
         for actor, controller, state in zip(self.actors, controller_states,
@@ -52,9 +53,11 @@ class InlineBackend:
     def in_flight(self) -> int:
         return len(self._requested)
 
-    def request(self) -> None:
-        idle = [i for i in range(self.num_actors) if i not in self._requested]
-        self._requested.append(idle[0])
+    def idle_actors(self) -> list[int]:
+        return [i for i in range(self.num_actors) if i not in self._requested]
+
+    def request(self, actor_id: int) -> None:
+        self._requested.append(actor_id)
 
     def receive(self, block: bool) -> list[Window]:
         windows = [self.actors[i].act_window(self.server) for i in sorted(self._requested)]

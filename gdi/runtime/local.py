@@ -121,7 +121,7 @@ def actor_process(
 
 
 class LocalBackend(ParallelBackend):
-    def __init__(self, config: Config, env_config, shapes, learner) -> None:
+    def __init__(self, config: Config, env_config, shapes, learner, stop=None) -> None:
         super().__init__(config)
         self.shapes = shapes
         self.context = torch_mp.get_context("spawn")
@@ -166,10 +166,12 @@ class LocalBackend(ParallelBackend):
     def in_flight(self) -> int:
         return sum(self.busy)
 
-    def request(self) -> None:
-        i = self.busy.index(False)
-        self.busy[i] = True
-        self.credits[i].release()
+    def idle_actors(self) -> list[int]:
+        return [i for i, busy in enumerate(self.busy) if not busy]
+
+    def request(self, actor_id: int) -> None:
+        self.busy[actor_id] = True
+        self.credits[actor_id].release()
 
     def receive(self, block: bool) -> list[Window]:
         windows = []

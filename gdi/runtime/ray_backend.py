@@ -24,9 +24,13 @@ Ray is an optional extra: ``pip install gdi-rl[ray]``.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 import os
+import socket
+import sys
+import tempfile
 import time
 
 import numpy as np
@@ -36,10 +40,21 @@ from gdi.config import Config
 from gdi.runtime.actor import Actor, Window
 from gdi.runtime.backend import ParallelBackend
 from gdi.runtime.components import available_cores
+from gdi.runtime.errors import ActorFailure
 from gdi.runtime.parameter_server import flatten_parameters, unflatten_parameters_into
 
-#: Seconds to wait for the cluster to place every actor before saying it cannot.
+#: Seconds to wait for the cluster to place every actor (at start-up, and again for an actor
+#: restarted after a failure) before saying it cannot.
 PLACEMENT_TIMEOUT_S = 120.0
+#: Seconds to keep trying to reach a cluster's address before saying it cannot: Ray itself
+#: retries an unreachable GCS for many minutes, printing a warning every 30 s.
+CONNECT_TIMEOUT_S = 20.0
+#: How often a wait of start-up (connection, placement) looks at the stop request (Ctrl-C).
+POLL_S = 0.5
+
+CLUSTER_HELP = ("start one with `ray start --head --port 6379` on the head node (and `ray start "
+                "--address HEAD:6379` on the others), then pass --set ray_address=HEAD:6379; "
+                "see docs/scaling.md, \"Running on a cluster\"")
 
 
 def import_ray():
@@ -50,6 +65,74 @@ def import_ray():
             "--backend ray needs Ray: pip install 'gdi-rl[ray]' (or pip install ray)"
         ) from None
     return ray
+
+
+def _cluster_address(ray, address: str) -> tuple[str, int]:
+    """The (host, port) that ``ray.init(address=...)`` would connect to, or a ValueError of one
+    line: ``auto`` with no cluster recorded on this machine, a malformed address."""
+    target = address.removeprefix("ray://")
+    if address == "auto" or not address.startswith("ray://"):
+        from ray._private import services  # how ray.init resolves "auto" and RAY_ADDRESS
+
+        try:
+            target = services.canonicalize_bootstrap_address(address) or ""
+        except ConnectionError:
+            raise ValueError(
+                f"ray_address={address}: no running Ray cluster was found from this machine "
+                f"(none started here, RAY_ADDRESS unset); {CLUSTER_HELP}") from None
+        except ValueError as err:
+            raise ValueError(f"ray_address={address!r} is not an address ({err}); allowed: "
+                             "auto, HOST:PORT or ray://HOST:PORT") from None
+    host, _, port = target.rpartition(":")
+    if not host or not port.isdigit():
+        raise ValueError(f"ray_address={address!r} is not an address; allowed: auto, "
+                         "HOST:PORT or ray://HOST:PORT")
+    return host.strip("[]"), int(port)
+
+
+def _reach(host: str, port: int, address: str, stop, timeout_s: float) -> bool:
+    """Wait until ``host:port`` accepts a TCP connection (True), or ``stop`` is requested
+    (False); a ValueError of one line once ``timeout_s`` has passed."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            with socket.create_connection((host, port), timeout=POLL_S * 2):
+                return True
+        except OSError as err:
+            reason = err.strerror or type(err).__name__
+        if stop is not None and stop.requested:
+            return False
+        if time.monotonic() >= deadline:
+            raise ValueError(
+                f"cannot reach the Ray cluster at ray_address={address} ({host}:{port}: "
+                f"{reason}) within {timeout_s:g} s; check that its head node runs and that "
+                f"this machine can reach that port, or {CLUSTER_HELP}")
+        time.sleep(POLL_S)
+
+
+@contextlib.contextmanager
+def _stderr_kept_aside(kept: list[str]):
+    """File descriptor 2 into a temporary file while Ray connects to a cluster, its text put
+    in ``kept`` afterwards: Ray's C++ core writes a warning there on every retry (a head
+    that refuses an unauthenticated driver: one line a second for ~20 s), which gdi turns
+    into one line of its own. Only for joining a cluster: processes started meanwhile would
+    inherit the file."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile() as aside:
+        os.dup2(aside.fileno(), 2)
+        try:
+            yield
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+            aside.seek(0)
+            kept.append(aside.read().decode(errors="replace"))
+
+
+def _token_auth_refused(text: str) -> bool:
+    return "InvalidAuthToken" in text or "Unauthenticated" in text
 
 
 def actor_name(actor_id: int, incarnation: int) -> str:
@@ -133,33 +216,78 @@ class RayActor:
 
 
 class RayBackend(ParallelBackend):
-    def __init__(self, config: Config, env_config, shapes, learner) -> None:
+    def __init__(self, config: Config, env_config, shapes, learner, stop=None) -> None:
         super().__init__(config)
         self.ray = ray = import_ray()
         self.shapes = shapes
         self.started_ray = False
+        self.handles: list = [None] * config.num_actors
+        self.pending: dict = {}  # window reference → (actor id, incarnation)
+        # Actors restarted and not yet placed: actor id → (its where() reference, deadline).
+        self.placing: dict[int, tuple] = {}
         if not ray.is_initialized():
-            quiet = {"log_to_driver": False, "include_dashboard": False,
-                     "logging_level": logging.ERROR}
-            if config.ray_address:
-                ray.init(address=config.ray_address, **quiet)
-            else:
-                # A Ray instance for this run on this machine, with room for every actor
-                # (like the local backend, more actors than cores share them).
-                cpus = max(os.cpu_count() or 1,
-                           math.ceil(config.num_actors * config.ray_cpus_per_actor))
-                ray.init(address="local", num_cpus=cpus, **quiet)
+            if not self._init(config, stop):
+                return  # stopped (Ctrl-C) while reaching the cluster: start-up ends here
             self.started_ray = True
         self.server = ObjectStoreParameterServer(ray, learner.net)
         self.remote_class = ray.remote(RayActor)
-        self.handles: list = [None] * config.num_actors
-        self.pending: dict = {}  # window reference → (actor id, incarnation)
+
+    def _init(self, config: Config, stop) -> bool:
+        """Connect to ``ray_address``, or start a Ray instance on this machine. Every way this
+        fails is one line (ValueError); False when ``stop`` was requested first."""
+        ray = self.ray
+        quiet = {"log_to_driver": False, "include_dashboard": False,
+                 "logging_level": logging.ERROR}
+        if config.ray_address:
+            # Ray retries an address it cannot reach for many minutes, deaf to Ctrl-C: reach
+            # it first, for a bounded time.
+            host, port = _cluster_address(ray, config.ray_address)
+            if not _reach(host, port, config.ray_address, stop, CONNECT_TIMEOUT_S):
+                return False
+            target = {"address": config.ray_address}
+        else:
+            # A Ray instance for this run on this machine, with room for every actor (like
+            # the local backend, more actors than cores share them); one actor's CPUs cannot
+            # exceed the machine's.
+            cores = os.cpu_count() or 1
+            if config.ray_cpus_per_actor > cores:
+                raise ValueError(
+                    f"ray_cpus_per_actor={config.ray_cpus_per_actor:g} is more than this "
+                    f"machine's {cores} cores (no ray_address: a Ray instance on this machine); "
+                    f"allowed here: at most {cores}, or a cluster with nodes that large "
+                    "(--set ray_address=HEAD:PORT)")
+            cpus = max(cores, math.ceil(config.num_actors * config.ray_cpus_per_actor))
+            target = {"address": "local", "num_cpus": cpus}
+        said: list[str] = []
+        token_help = (
+            f"the Ray cluster at ray_address={config.ray_address} uses token authentication "
+            "and refused this process: set RAY_AUTH_MODE=token and give it the cluster's "
+            "token (the file ~/.ray/auth_token, RAY_AUTH_TOKEN_PATH or RAY_AUTH_TOKEN) before "
+            "gdi train; see docs/scaling.md, \"Running on a cluster\"")
+        try:
+            with _stderr_kept_aside(said) if config.ray_address else contextlib.nullcontext():
+                ray.init(**target, **quiet)
+        except ray.exceptions.AuthenticationError:  # RAY_AUTH_MODE=token, but no token
+            raise ValueError(token_help) from None
+        except (ConnectionError, RuntimeError) as err:
+            if not config.ray_address:
+                raise
+            cause = f"{err} {err.__cause__ or ''} {''.join(said)}"
+            if _token_auth_refused(cause):  # no RAY_AUTH_MODE=token: refused ~20 times
+                raise ValueError(token_help) from None
+            raise ValueError(
+                f"cannot connect to the Ray cluster at ray_address={config.ray_address} "
+                f"({str(err).strip().splitlines()[0]}); {CLUSTER_HELP}") from None
+        if said and said[0].strip():
+            sys.stderr.write(said[0])  # what Ray said on a connection that worked
+        return True
 
     # --- actors ---------------------------------------------------------------------------
-    def start(self, controller_states: list[dict | None], checkpoint: dict | None) -> list[str]:
+    def start(self, controller_states: list[dict | None], checkpoint: dict | None,
+              stop=None) -> list[str]:
         warnings = super().start(controller_states, checkpoint)
-        self._wait_placed()
-        self._fit_learner_threads()
+        if self._wait_placed(stop):
+            self._fit_learner_threads()
         return warnings
 
     def _fit_learner_threads(self) -> None:
@@ -180,18 +308,44 @@ class RayBackend(ParallelBackend):
             scheduling_strategy=strategy, max_restarts=0,
         ).remote(i, self.incarnations[i], self.config, self.shapes, self.controller_states[i])
 
-    def _wait_placed(self) -> None:
+    def _wait_placed(self, stop) -> bool:
+        """Wait until the cluster has placed every actor (True), or ``stop`` is requested
+        (False: a Ctrl-C during the wait); a ValueError after ``PLACEMENT_TIMEOUT_S``."""
         refs = [handle.where.remote() for handle in self.handles]
-        ready, _ = self.ray.wait(refs, num_returns=len(refs), timeout=PLACEMENT_TIMEOUT_S)
-        if len(ready) < len(refs):
-            free = self.ray.available_resources().get("CPU", 0.0)
-            raise ValueError(
-                f"the Ray cluster placed {len(ready)} of {len(refs)} actors in "
-                f"{PLACEMENT_TIMEOUT_S:g} s: each reserves ray_cpus_per_actor="
-                f"{self.config.ray_cpus_per_actor:g} CPUs and {free:g} are free; add nodes or "
-                "lower num_actors / ray_cpus_per_actor"
-            )
+        deadline = time.monotonic() + PLACEMENT_TIMEOUT_S
+        ready: list = []
+        while len(ready) < len(refs):
+            if stop is not None and stop.requested:
+                return False
+            if time.monotonic() >= deadline:
+                raise ValueError(f"the Ray cluster placed {len(ready)} of {len(refs)} actors "
+                                 f"in {PLACEMENT_TIMEOUT_S:g} s: {self._room()}")
+            ready, _ = self.ray.wait(refs, num_returns=len(refs), timeout=POLL_S)
         self.placement = self.ray.get(refs)
+        return True
+
+    def _room(self) -> str:
+        free = self.ray.available_resources().get("CPU", 0.0)
+        return (f"each actor reserves ray_cpus_per_actor={self.config.ray_cpus_per_actor:g} "
+                f"CPUs and {free:g} are free; add nodes or lower num_actors / "
+                "ray_cpus_per_actor")
+
+    def _restart(self, i: int, what: str) -> None:
+        super()._restart(i, what)
+        # The replacement must be placed within the same bound as at start-up: a lost node
+        # may have left no room for it, and its window would be waited for forever.
+        self.placing[i] = (self.handles[i].where.remote(),
+                           time.monotonic() + PLACEMENT_TIMEOUT_S, what)
+
+    def _check_placing(self) -> None:
+        for i, (ref, deadline, what) in list(self.placing.items()):
+            ready, _ = self.ray.wait([ref], timeout=0.0)
+            if ready:
+                del self.placing[i]
+            elif time.monotonic() >= deadline:
+                raise ActorFailure(
+                    f"{what}; its replacement was not placed within {PLACEMENT_TIMEOUT_S:g} s: "
+                    f"{self._room()}")
 
     def where(self) -> list[tuple[str, int]]:
         """Each actor's (node id, pid), as placed now."""
@@ -201,13 +355,16 @@ class RayBackend(ParallelBackend):
     def in_flight(self) -> int:
         return len(self.pending)
 
-    def request(self) -> None:
+    def idle_actors(self) -> list[int]:
         busy = {actor_id for actor_id, _ in self.pending.values()}
-        i = next(i for i in range(self.num_actors) if i not in busy)
-        ref = self.handles[i].act_window.remote(self.server.version, [self.server.ref])
-        self.pending[ref] = (i, self.incarnations[i])
+        return [i for i in range(self.num_actors) if i not in busy]
+
+    def request(self, actor_id: int) -> None:
+        ref = self.handles[actor_id].act_window.remote(self.server.version, [self.server.ref])
+        self.pending[ref] = (actor_id, self.incarnations[actor_id])
 
     def receive(self, block: bool) -> list[Window]:
+        self._check_placing()
         if not self.pending:
             return []
         ready, _ = self.ray.wait(list(self.pending), num_returns=1,
@@ -234,8 +391,9 @@ class RayBackend(ParallelBackend):
         self.ray.kill(self.handles[i], no_restart=True)
 
     def close(self) -> None:
-        for handle in self.handles:
-            if handle is not None:
-                self.ray.kill(handle, no_restart=True)
+        if self.ray.is_initialized():
+            for handle in self.handles:
+                if handle is not None:
+                    self.ray.kill(handle, no_restart=True)
         if self.started_ray:
             self.ray.shutdown()

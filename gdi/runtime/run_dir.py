@@ -12,7 +12,6 @@ One process writes a run folder at a time: training and resuming hold :class:`Ru
 from __future__ import annotations
 
 import dataclasses
-import errno
 import fcntl
 import json
 import math
@@ -22,7 +21,7 @@ import time
 from importlib import metadata
 from pathlib import Path
 
-from gdi.atomic import atomic_write
+from gdi.atomic import atomic_write, why_not_writable
 from gdi.config import Config
 
 PROVENANCE_PACKAGES = ("gdi-rl", "torch", "ale-py", "gymnasium", "minatar", "numpy")
@@ -76,40 +75,84 @@ FIELDS_ADDED_LATER = {
 
 
 def create_run_dir(path: Path) -> Path:
-    """Create a new run folder (and its parents). A folder that exists is never reused; one
-    that cannot be created (a read-only parent, a parent that is a file) is a ValueError of
-    one line naming the folder and the reason."""
-    path = Path(path)
-    exists = FileExistsError(
-        f"run folder {path} already exists; pass --resume {path} to continue it, or choose "
-        "another --run-dir (runs are never overwritten)"
-    )
-    if path.exists():
-        raise exists
-    try:
-        path.mkdir(parents=True)
-        (path / "eval").mkdir()
-    except FileExistsError:  # another process created it in between
-        raise exists from None
-    except OSError as err:
-        raise ValueError(f"cannot create run folder {path}: {_why_not_writable(path, err)}") \
-            from None
-    return path
+    """Create a new run folder (and its parents). A folder that holds anything is never
+    reused (an empty one is: nothing in it can be lost); one that cannot be created (a
+    read-only parent, a parent that is a file) is a ValueError of one line naming the folder
+    and the reason."""
+    return NewRunFolder(path).create()
 
 
-def _why_not_writable(path: Path, err: OSError) -> str:
-    """The reason a folder cannot be made at ``path``, said about the nearest existing
-    ancestor (the folder the user has to fix)."""
-    ancestor = path.parent
-    while not ancestor.exists() and ancestor != ancestor.parent:
-        ancestor = ancestor.parent
-    if err.errno == errno.ENOTDIR or (ancestor.exists() and not ancestor.is_dir()):
-        return f"{ancestor} is a file, not a folder"
-    if err.errno in (errno.EACCES, errno.EPERM):
-        return f"no permission to write in {ancestor}"
-    if err.errno == errno.EROFS:
-        return f"{ancestor} is on a read-only file system"
-    return err.strerror or str(err)
+class NewRunFolder:
+    """The folder of a new run, and what this process made of it: the folders it created (the
+    run folder and any missing parents) or, in an empty folder that was already there, the
+    files it put in. A run that ends before it trains (a refused environment, a Ray cluster it
+    cannot reach or place its actors on, a Ctrl-C during start-up) takes back exactly that
+    (:meth:`remove`), so the same command can be run again; nothing that was there before is
+    touched."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self.reused = False  # an empty folder that existed: only its contents are ours
+        self.created: list[Path] = []  # folders this process made, the run folder first
+
+    def create(self) -> Path:
+        path = self.path
+        if path.exists():
+            if not path.is_dir() or any(path.iterdir()):
+                raise self._exists()
+            self.reused = True
+        missing = [] if self.reused else [path, *self._missing_parents()]
+        try:
+            path.mkdir(parents=True, exist_ok=self.reused)
+            self.created = missing
+            (path / "eval").mkdir()
+        except FileExistsError:  # another process created it in between
+            raise self._exists() from None
+        except OSError as err:
+            raise ValueError(f"cannot create run folder {path}: {why_not_writable(path, err)}") \
+                from None
+        return path
+
+    def _missing_parents(self) -> list[Path]:
+        missing = []
+        for parent in self.path.parents:
+            if parent.exists():
+                break
+            missing.append(parent)
+        return missing
+
+    def _exists(self) -> FileExistsError:
+        path = self.path
+        if (path / "config.json").is_file():
+            return FileExistsError(
+                f"run folder {path} already exists; pass --resume {path} to continue it, or "
+                "choose another --run-dir (runs are never overwritten)")
+        what = "a file" if path.exists() and not path.is_dir() else "a folder that is not empty"
+        return FileExistsError(
+            f"--run-dir {path} is {what} and not a gdi run folder; choose a new or empty "
+            "folder (nothing there is overwritten)")
+
+    def remove(self) -> None:
+        """Take back what :meth:`create` made (call it holding the run's lock, so that no
+        other gdi process writes there): the run folder with its contents, then each parent
+        it created while it is empty; in a reused folder, only what is inside."""
+        import shutil
+
+        if self.reused:
+            for child in self.path.iterdir():
+                if child.is_dir() and not child.is_symlink():
+                    shutil.rmtree(child, ignore_errors=True)
+                else:
+                    child.unlink(missing_ok=True)
+            return
+        if not self.created:
+            return
+        shutil.rmtree(self.created[0], ignore_errors=True)
+        for parent in self.created[1:]:
+            try:
+                parent.rmdir()  # only while empty: another run may have been put there since
+            except OSError:
+                break
 
 
 class RunLock:

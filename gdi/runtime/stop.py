@@ -56,17 +56,29 @@ class StopRequest:
         if self._installed:
             return {}
         previous = {}
-
-        def handler(signum, _frame):
-            self.signal_received(signum)
-
         for sig in STOP_SIGNALS:
             try:
-                previous[sig] = signal.signal(sig, handler)
+                previous[sig] = signal.signal(sig, self._handler)
             except ValueError:  # not the main thread: no signal handling
                 pass
         self._installed = bool(previous)
         return previous
+
+    def _handler(self, signum, _frame) -> None:
+        self.signal_received(signum)
+
+    def reclaim(self) -> None:
+        """Put this request's handler back in place, once installed, after a library replaced
+        it below Python: ``ray.init`` installs a C++ (absl) SIGTERM handler that dumps a
+        stack and kills the process, and ``signal.getsignal`` still names ours, so the
+        handler is set again whatever Python reports."""
+        if not self._installed:
+            return
+        for sig in STOP_SIGNALS:
+            try:
+                signal.signal(sig, self._handler)
+            except ValueError:
+                pass
 
     def restore(self, previous: dict) -> None:
         """Put back the handlers :meth:`install` returned."""

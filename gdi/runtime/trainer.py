@@ -18,6 +18,7 @@ import torch
 
 from gdi.config import Config
 from gdi.runtime.actor import EpisodeRecord, Window
+from gdi.runtime.backend import ActorTurns
 from gdi.runtime.checkpoint import checkpoint_controller_states, save_checkpoint
 from gdi.runtime.collector import ReplayCollector
 from gdi.runtime.components import build_controller
@@ -65,6 +66,7 @@ class Trainer:
         # given to a restarted actor, and actor 0's is copied to draw evaluation λ from.
         self.controller_states: list[dict | None] = [None] * config.num_actors
         self.actor_restarts = 0
+        self.turns = ActorTurns(config.num_actors)  # which idle actor the driver asks next
         self.recent_returns: list[float] = []  # for the progress bar
         self._acc_loss: dict[str, list[float]] = defaultdict(list)
         self._acc_episodes: list[EpisodeRecord] = []
@@ -282,6 +284,7 @@ class Trainer:
                 "last_log_frames": self._last_log_frames,
                 "last_log_steps": self._last_log_steps,
                 "actor_restarts": self.actor_restarts,
+                "turns": self.turns.state_dict(),
             },
             "torch_rng": torch.get_rng_state(),
             "controllers": list(self.controller_states),
@@ -308,6 +311,8 @@ class Trainer:
         self.recent_returns = list(t["recent_returns"])
         self._last_log_frames, self._last_log_steps = t["last_log_frames"], t["last_log_steps"]
         self.actor_restarts = t.get("actor_restarts", 0)
+        if "turns" in t:  # checkpoints written before ActorTurns start everyone afresh
+            self.turns.load_state_dict(t["turns"])
         self.controller_states = checkpoint_controller_states(payload, self.config.num_actors)
         torch.set_rng_state(payload["torch_rng"])
         if "collector" in payload:

@@ -12,11 +12,13 @@ and parameters; the driver loop (``gdi.runtime.driver``) is the same for all of 
 from __future__ import annotations
 
 import dataclasses
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import torch
+from rich.console import Console
 
 from gdi.atomic import StorageError
 from gdi.config import Config, check_learner_device
@@ -35,8 +37,8 @@ from gdi.runtime.driver import checkpoint, drive
 from gdi.runtime.learner import Learner
 from gdi.runtime.progress import TrainingProgress
 from gdi.runtime.run_dir import (
+    NewRunFolder,
     RunLock,
-    create_run_dir,
     default_run_name,
     drop_rows_after,
     frames_written,
@@ -59,7 +61,7 @@ RESUMABLE_FIELDS = (
 
 @dataclass(frozen=True)
 class TrainResult:
-    run_dir: Path
+    run_dir: Path | None  # None: stopped during start-up before a new run's folder was made
     frames: int
     interrupted: bool
     final_eval_return: float | None
@@ -115,6 +117,7 @@ def _train(config: Config, run_dir: Path | str | None, resume: bool, stop: StopR
            show_progress: bool, tensorboard: bool, lock: RunLock) -> TrainResult:
     check_learner_device(config.learner_device)  # a resumed GPU run on a CPU-only machine
     payload, notes = None, []
+    say = StartUpLines(show_progress)
     env_config = resolve_env(config.env, **config.env_overrides)
     if resume:
         if run_dir is None:
@@ -134,23 +137,39 @@ def _train(config: Config, run_dir: Path | str | None, resume: bool, stop: StopR
                          "frames are redone")
         for path in rows:
             notes += drop_rows_after(path, payload["frames"])
-    else:
-        run_dir = create_run_dir(Path(run_dir) if run_dir else Path("runs") / default_run_name(config))
-        lock.acquire(run_dir)
-        write_config(run_dir, config, env_config.as_dict())
-    run_dir = Path(run_dir)
 
     torch.manual_seed(config.seed)
     flush_denormals()
     previous_threads = torch.get_num_threads()
-    torch.set_num_threads(learner_threads(config))
-    shapes = env_shapes(env_config, config.seed)
-    space = get_policy_space(config.policy_space)
-    learner = Learner(config, build_network(config, shapes), device=learner_device(config))
+    # What a new run's folder holds if it ends before training (refused, cut off, stopped):
+    # taken back on the way out, so the same command can simply be run again.
+    folder: NewRunFolder | None = None
     backend = trainer = progress = None
+    start_frames = 0
     previous_handlers: dict = {}
+
+    def trained() -> bool:  # a window was taken: from here on, the run is worth keeping
+        return trainer is not None and trainer.frames > start_frames
+
     try:
-        backend = backend_class(config.backend)(config, env_config, shapes, learner)
+        torch.set_num_threads(learner_threads(config))
+        # Everything that can refuse the run (an environment gdi cannot act in, a Ray cluster
+        # it cannot reach) comes before a new run's folder is made.
+        shapes = env_shapes(env_config, config.seed)
+        space = get_policy_space(config.policy_space)
+        learner = Learner(config, build_network(config, shapes), device=learner_device(config))
+        backend = backend_class(config.backend)(config, env_config, shapes, learner, stop=stop)
+        stop.reclaim()  # Ray puts a SIGTERM handler of its own in place when it connects
+        if stop.requested:  # e.g. while reaching a Ray cluster: before any folder was made
+            return _stopped_during_start_up(run_dir if resume else None, say, resume,
+                                            payload["frames"] if payload else 0)
+        if not resume:
+            folder = NewRunFolder(Path(run_dir) if run_dir else
+                                  Path("runs") / default_run_name(config))
+            run_dir = folder.create()
+            lock.acquire(run_dir)
+            write_config(run_dir, config, env_config.as_dict())
+        run_dir = Path(run_dir)
         trainer = Trainer(config, env_config, run_dir, learner, backend.server,
                           space.index_names, parallel_actors=backend.parallel_actors,
                           tensorboard=tensorboard)
@@ -159,24 +178,46 @@ def _train(config: Config, run_dir: Path | str | None, resume: bool, stop: StopR
         if payload is not None:
             trainer.restore(payload)
             controller_states = checkpoint_controller_states(payload, config.num_actors)
+        start_frames = trainer.frames
         trainer.messages += notes  # checkpoints passed over, rows dropped, what resume changes
         previous_handlers = stop.install()
+        if stop.requested:  # during start-up: nothing trained, so nothing new to checkpoint
+            return _stopped_during_start_up(run_dir, say, resume, trainer.frames)
+        say(f"{run_dir}: starting {config.num_actors} actor(s) of {config.envs_per_actor} "
+            f"environments ({config.backend} backend)")
+        trainer.messages += backend.start(controller_states, payload, stop=stop)
+        if stop.requested:
+            return _stopped_during_start_up(run_dir, say, resume, trainer.frames)
+        say("waiting for the first window of experience (each actor builds its environments "
+            f"and acts {config.burn_in + config.seq_len} steps; a stop before it keeps nothing)")
         progress = TrainingProgress(config.frames, trainer.frames, run_dir.name) \
             if show_progress else None
-        if stop.requested:  # during start-up: nothing trained, so nothing new to checkpoint
-            return _stopped_during_start_up(run_dir, trainer, progress, resume)
-        trainer.messages += backend.start(controller_states, payload)
+
+        def report() -> None:
+            if say.pending_first_window:
+                if not trained():  # a line now and then instead of "0 frames, 0 f/s"
+                    say.still_waiting(progress)
+                    report_progress(trainer, progress, frames=False)
+                    return
+                say.first_window_arrived(progress)
+            report_progress(trainer, progress)
+
         try:
-            drive(trainer, backend, stop, lambda: report_progress(trainer, progress))
+            drive(trainer, backend, stop, report)
         except Exception as err:
             # An actor that kept failing, an evaluation that failed: when the learner is whole
             # (and the disk is not what failed), the run stays resumable from here.
-            if trainer.learner_intact and not isinstance(err, StorageError):
+            if trained() and trainer.learner_intact and not isinstance(err, StorageError):
                 path = checkpoint(trainer, backend)
                 if progress is not None:
                     progress.message(f"checkpoint saved to {path}; once the cause is fixed, "
                                      f"continue with: gdi train --resume {run_dir}")
             raise
+        if stop.requested and not trained():  # before the first window: still start-up
+            if progress is not None:
+                progress.close()
+                progress = None
+            return _stopped_during_start_up(run_dir, say, resume, trainer.frames)
         final_return = None
         if not stop.requested:
             trainer.periodic(force_log=True)
@@ -200,23 +241,63 @@ def _train(config: Config, run_dir: Path | str | None, resume: bool, stop: StopR
             trainer.close()
         torch.set_num_threads(previous_threads)
         flush_denormals(False)
+        if folder is not None and not trained() and lock.path is not None:
+            folder.remove()  # nothing trained: take back what this run made, and only that
 
 
-def _stopped_during_start_up(run_dir: Path, trainer: Trainer, progress, resume: bool):
+class StartUpLines:
+    """One line per stage of start-up once the run folder is made (with ``show_progress``),
+    so that a long start (the ALE preset's five actors on a CPU, a Ray cluster) says what it
+    is doing. Start-up ends with the first window: a stop before it keeps nothing."""
+
+    def __init__(self, show: bool) -> None:
+        self.console = Console(stderr=True) if show else None
+        self.started = time.monotonic()
+        self.pending_first_window = True
+        self._last_wait_line = 0.0
+
+    def __call__(self, stage: str) -> None:
+        if self.console is not None:
+            self.console.print(f"start-up: {stage}", highlight=False, soft_wrap=True)
+
+    def still_waiting(self, progress, every_s: float = 30.0) -> None:
+        now = time.monotonic()
+        if progress is not None and now - self._last_wait_line >= every_s:
+            if self._last_wait_line:
+                progress.message(f"start-up: still waiting for the first window "
+                                 f"({now - self.started:.0f} s)")
+            self._last_wait_line = now
+
+    def first_window_arrived(self, progress) -> None:
+        self.pending_first_window = False
+        if progress is not None:
+            progress.message(f"start-up: first window after {time.monotonic() - self.started:.0f}"
+                             " s; training")
+
+
+def _stopped_during_start_up(run_dir: Path | None, say: StartUpLines, resume: bool,
+                             frames: int) -> TrainResult:
+    """A stop before the first window: nothing trained, no checkpoint written; a new run's
+    folder is taken back (by ``_train`` on its way out)."""
+    if say.console is not None:
+        if resume:
+            line = ("interrupted during start-up; nothing new to save. Continue with: gdi "
+                    f"train --resume {run_dir}")
+        elif run_dir is None:
+            line = "interrupted during start-up, before any training; no run folder was made"
+        else:
+            line = (f"interrupted during start-up, before any training; {run_dir} was taken "
+                    "back (nothing trained): run the same command again to start")
+        say.console.print(line, highlight=False, soft_wrap=True)
+    return TrainResult(Path(run_dir) if run_dir is not None else None, frames, True, None)
+
+
+def report_progress(trainer: Trainer, progress: TrainingProgress | None,
+                    frames: bool = True) -> None:
+    """The progress line (``frames``) and the warnings since the last report."""
     if progress is not None:
-        report_progress(trainer, progress)
-        progress.message(
-            f"interrupted during start-up; nothing new to save. Continue with: gdi train "
-            f"--resume {run_dir}" if resume else
-            f"interrupted during start-up, before any training; {run_dir} holds only its "
-            "config (no checkpoint): remove it or choose another --run-dir to start again"
-        )
-    return TrainResult(run_dir, trainer.frames, True, None)
-
-
-def report_progress(trainer: Trainer, progress: TrainingProgress | None) -> None:
-    if progress is not None:
-        progress.update(trainer.frames, trainer.recent_returns, trainer.policy_lag)
+        if frames:
+            progress.update(trainer.frames, trainer.recent_returns, trainer.policy_lag)
         for message in trainer.messages:
             progress.message(f"warning: {message}")
     trainer.messages.clear()

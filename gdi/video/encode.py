@@ -3,11 +3,14 @@
 
 from __future__ import annotations
 
+import errno
 import importlib.util
 import os
 from pathlib import Path
 
 import numpy as np
+
+from gdi.atomic import why_not_writable
 
 VIDEO_SUFFIXES = (".mp4", ".gif")
 
@@ -29,6 +32,30 @@ def video_path(path: str | os.PathLike) -> tuple[Path, str | None]:
         return gif, (f"no mp4 encoder (pip install imageio-ffmpeg): writing {gif} instead "
                      f"of {path}")
     return path, None
+
+
+def check_writable(path: str | os.PathLike) -> None:
+    """A ValueError of one line unless a video can be written at ``path``: its folder made
+    (with any missing parents) and a file created there (then removed) or, if one is there,
+    opened for writing. Tried before any episode is played, so that a folder that cannot be
+    written is said at once rather than as a traceback once the episodes are played."""
+    path = Path(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if path.is_dir():
+            raise IsADirectoryError(errno.EISDIR, "is a folder", str(path))
+        if path.exists():
+            with open(path, "r+b"):
+                pass
+        else:
+            with open(path, "xb"):
+                pass
+            path.unlink()
+    except OSError as err:
+        reason = f"{path} is a folder" if isinstance(err, IsADirectoryError) else \
+            why_not_writable(path, err)
+        raise ValueError(f"cannot write the video {path}: {reason}; choose another --video "
+                         "path") from None
 
 
 class VideoWriter:

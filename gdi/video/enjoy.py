@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from gdi.video.encode import VideoWriter, video_path
+from gdi.video.encode import VideoWriter, check_writable, video_path
 from gdi.video.frames import caption, format_lambda, scale_for, upscale
 from gdi.video.sources import video_env
 
@@ -39,24 +39,28 @@ def enjoy(
     seed: int | None = None,
     max_steps: int | None = None,
     on_episode: Callable[[int, float], None] | None = None,
+    allow_foreign_checkpoint: bool = False,
 ) -> EnjoyResult:
     """Play ``episodes`` episodes one after another on one environment (seeded by ``seed``,
     default the run's seed + 3,000,017, apart from training's and evaluation's) and, with
     ``video``, write them as one video. ``max_steps`` caps the agent steps in all (the last
-    episode is then cut, and ``result.cut`` says so)."""
+    episode is then cut, and ``result.cut`` says so). ``allow_foreign_checkpoint``: play a
+    ``checkpoint`` from outside the run or from another kind of run (refused otherwise)."""
     from gdi.agent import load_agent
 
     if episodes < 1:
         raise ValueError(f"episodes must be >= 1, got {episodes}")
     if max_steps is not None and max_steps < 1:
         raise ValueError(f"max_steps must be >= 1 or None, got {max_steps}")
-    agent = load_agent(run_dir, checkpoint, policy=policy)
+    agent = load_agent(run_dir, checkpoint, policy=policy,
+                       allow_foreign_checkpoint=allow_foreign_checkpoint)
     seed = agent.config.seed + 3_000_017 if seed is None else seed
     agent.rng = np.random.default_rng(seed)
     result = EnjoyResult()
     writer = None
     if video is not None:
         path, result.note = video_path(video)
+        check_writable(path)  # before playing: a folder that cannot take it is said at once
     source = video_env(agent.env_config, seed)
     try:
         if video is not None:

@@ -250,3 +250,47 @@ def test_default_out_dir_of_one_run(tmp_path):
     assert (
         default_out_dir([tmp_path / "a" / "r1", tmp_path / "a" / "r2"]) == tmp_path / "a" / "report"
     )
+
+
+def test_runs_of_other_budgets_are_other_groups_never_more_seeds(tmp_path, capsys):
+    # Four seed-0 runs of four budgets were "Seeds 4" with a CI across them (issue 30, item 9).
+    runs = []
+    for budget in (1_000_000, 2_000_000, 3_000_000, 4_000_000):
+        run = make_run(tmp_path / f"b{budget}", "minatar:breakout", 0, budget / 1e5,
+                       frames=(budget // 2, budget))
+        config = json.loads((run / "config.json").read_text())
+        (run / "config.json").write_text(json.dumps({**config, "frames": budget}))
+        runs.append(run)
+    empty = tmp_path / "empty"  # an empty folder anywhere in the list is skipped, not fatal
+    empty.mkdir()
+    cli.main(["report", str(runs[0]), str(empty), *map(str, runs[1:]), "--reps", "10",
+              "--out", str(tmp_path / "report")])
+    captured = capsys.readouterr()
+    assert captured.err.strip() == f"skipped {empty}: an empty folder, not a gdi run folder"
+    summary = list(csv.DictReader((tmp_path / "report" / "final_returns_summary.csv").open()))
+    assert [(r["group"], r["n_seeds"]) for r in summary] == [
+        ("gdi-i3 (1M frames)", "1"), ("gdi-i3 (2M frames)", "1"),
+        ("gdi-i3 (3M frames)", "1"), ("gdi-i3 (4M frames)", "1")]
+    assert all(r["ci_low"] == r["mean"] == r["ci_high"] for r in summary)  # no CI across runs
+
+
+def test_a_seed_run_twice_counts_once(tmp_path):
+    runs = [make_run(tmp_path / name, "minatar:breakout", seed, final)
+            for name, seed, final in (("a", 0, 10.0), ("b", 0, 20.0), ("c", 1, 30.0))]
+    report = write_report(runs, tmp_path / "report", reps=10)
+    [row] = list(csv.DictReader((report.out_dir / "final_returns_summary.csv").open()))
+    assert row["n_seeds"] == "2" and float(row["mean"]) == 22.5  # seed 0: (10 + 20) / 2
+
+
+def test_the_legend_names_only_lines_that_are_drawn():
+    import numpy as np
+
+    from gdi.evaluation.plots import Curve, CurvePanel, _group_legend
+
+    one = Curve(np.array([1, 2]), np.array([1.0, 2.0]))
+    late = Curve(np.array([5, 6]), np.array([1.0, 2.0]))
+    panels = [CurvePanel("env", {"two": [one, one], "single": [one], "apart": [one, late]},
+                         {"two": one, "single": one})]
+    assert _group_legend("two", panels) == "two (mean of seeds, 95% CI)"
+    assert _group_legend("single", panels) == "single (one seed)"
+    assert "no mean: their frames do not overlap" in _group_legend("apart", panels)

@@ -77,7 +77,7 @@ def test_an_actor_killed_in_the_middle_of_sending_a_window_is_restarted():
     backend.start([None], None)
     received: list = []
     try:
-        backend.request()
+        backend.request(0)
         assert backend.channels[0].poll(120), "no window within 120 s"
         deadline = time.monotonic() + 60
         while bytes_waiting(backend.channels[0]) < 60_000:  # a full pipe: the sender waits
@@ -90,7 +90,7 @@ def test_an_actor_killed_in_the_middle_of_sending_a_window_is_restarted():
         def receive_until_a_window() -> None:
             while not received:
                 if backend.in_flight == 0:
-                    backend.request()
+                    backend.request(0)
                 received.extend(backend.receive(block=True))
 
         receiver = threading.Thread(target=receive_until_a_window, daemon=True)

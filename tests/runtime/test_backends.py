@@ -17,8 +17,8 @@ def test_every_configurable_backend_is_registered_and_follows_the_protocol():
     assert tuple(BACKENDS) == CONFIG_BACKENDS
     for name in ("inline", "local"):  # ray's import is tested in test_ray.py
         cls = backend_class(name)
-        for member in ("start", "request", "receive", "take_warnings", "checkpoint_extra",
-                       "close", "in_flight", "restarts"):
+        for member in ("start", "request", "idle_actors", "receive", "take_warnings",
+                       "checkpoint_extra", "close", "in_flight", "restarts"):
             assert hasattr(cls, member), (name, member)
     with pytest.raises(ValueError, match="unknown backend 'mpi'; allowed: inline, local, ray"):
         backend_class("mpi")

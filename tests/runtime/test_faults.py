@@ -98,9 +98,35 @@ def test_ctrl_c_during_start_up_is_not_swallowed(tmp_path, capsys, monkeypatch):
     err = capsys.readouterr().err
     assert exit_info.value.code == 130, err
     assert "interrupted during start-up, before any training" in err and "Traceback" not in err
-    assert not list_checkpoints(run)
-    assert "losses/total" not in (run / "metrics.jsonl").read_text()
+    assert not run.exists()  # nothing trained: nothing kept, the same command starts again
     assert signal.getsignal(signal.SIGINT) is before  # handlers restored
+
+
+def test_a_stop_before_the_first_window_is_start_up_and_keeps_nothing(
+        tmp_path, capsys, monkeypatch):
+    # The ALE preset on a CPU: actors are started but no window has come yet (issue 30, item
+    # 12). Before, the stop wrote a checkpoint of an untrained network "at 0 frames".
+    from gdi.runtime.inline import InlineBackend
+
+    monkeypatch.setattr(InlineBackend, "receive", lambda self, block: [])
+    waiting = wiring.StartUpLines.still_waiting
+    monkeypatch.setattr(wiring.StartUpLines, "still_waiting",
+                        lambda self, progress: waiting(self, progress, every_s=0.0))
+    loops: list[int] = []
+
+    def third_loop(frames: int) -> bool:
+        loops.append(frames)
+        return len(loops) >= 3
+
+    run = tmp_path / "run"
+    result = train(tiny_config(), run, stop_when=third_loop, show_progress=True)
+    err = capsys.readouterr().err
+    assert result.interrupted and result.frames == 0
+    assert "start-up: " in err and "waiting for the first window" in err  # what it was doing
+    assert "start-up: still waiting for the first window" in err
+    assert "frames 0/" not in err  # not a progress line of 0 frames at 0 f/s
+    assert "interrupted during start-up, before any training" in " ".join(err.split())
+    assert "checkpoint saved" not in err and not run.exists()
 
 
 def wait_until_training(process, run, timeout=180):

@@ -167,3 +167,95 @@ def test_drop_rows_after_refuses_a_bad_line_in_the_middle(tmp_path):
     with pytest.raises(ValueError, match=r"meta\.jsonl line 2 is not a JSON row"):
         drop_rows_after(path, 10)
     assert path.read_text() == '{"frames": 1}\nnot json\n{"frames": 2}\n'  # left as it was
+
+
+# --- issue 30: a run that ends before it trains leaves nothing behind ------------------------
+
+
+@pytest.mark.parametrize(("env", "why"), [
+    ("gym:Pendulum-v1", "needs a Discrete action space"),
+    ("gym:FrozenLake-v1", "needs a Box observation"),
+    ("gym:Blackjack-v1", "needs a Box observation"),
+])
+def test_a_refused_environment_makes_no_run_folder_so_the_command_can_be_rerun(
+        env, why, tmp_path, capsys):
+    run = tmp_path / "runs" / "new"
+    argv = ["train", "--env", env, "--backend", "inline", "--run-dir", str(run), "--no-report"]
+    for _ in range(2):  # the same refusal again, not "already exists"
+        assert why in one_line_error(argv, capsys)
+        assert not (tmp_path / "runs").exists()
+
+
+def failing_start(monkeypatch, message="placed 0 of 1 actors in 120 s"):
+    from gdi.runtime.inline import InlineBackend
+
+    def start(self, *args, **kwargs):
+        raise ValueError(message)
+
+    monkeypatch.setattr(InlineBackend, "start", start)
+
+
+def start_up_error(argv, capsys) -> str:
+    """The CLI must exit 2 with one error line, after at most the start-up stage lines."""
+    from gdi.cli import main
+
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    assert exit_info.value.code == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert "Traceback" not in "\n".join(lines)
+    assert lines[-1].startswith("gdi: error: ") and \
+        all(line.startswith("start-up: ") for line in lines[:-1]), lines
+    return lines[-1]
+
+
+def test_a_failure_after_the_folder_was_made_takes_back_only_what_this_run_made(
+        tmp_path, capsys, monkeypatch):
+    # Like a Ray cluster that cannot place the actors: the folder, its logs and TensorBoard
+    # files already exist when start-up fails.
+    failing_start(monkeypatch)
+    argv = ["train", "--env", "gym:CartPole-v1", "--backend", "inline", "--no-report", "--set",
+            "envs_per_actor=4", "--run-dir"]
+    made = tmp_path / "a" / "b" / "run"
+    assert "placed 0 of 1 actors" in start_up_error([*argv, str(made)], capsys)
+    assert not (tmp_path / "a").exists()  # the parents it made too
+    mine = tmp_path / "mine"  # an empty folder the user made: kept, and empty again
+    mine.mkdir()
+    start_up_error([*argv, str(mine)], capsys)
+    assert mine.is_dir() and not list(mine.iterdir())
+    shared = tmp_path / "shared"  # a parent that holds something else by then is kept
+    (shared / "other").mkdir(parents=True)
+    start_up_error([*argv, str(shared / "run")], capsys)
+    assert sorted(p.name for p in shared.iterdir()) == ["other"]
+
+
+def test_an_empty_existing_run_dir_is_used_and_a_non_run_folder_is_refused_consistently(
+        tmp_path, capsys):
+    from gdi.cli import main
+    from tests.runtime.helpers import TINY
+
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    main(["train", "--env", "gym:CartPole-v1", "--backend", "inline", "--frames", "2e2",
+          "--run-dir", str(empty), "--no-report", "--set", *TINY, "eval_every=0"])
+    assert (empty / "config.json").is_file() and (empty / "checkpoints").is_dir()
+    capsys.readouterr()
+    err = one_line_error(["train", "--env", "gym:CartPole-v1", "--run-dir", str(empty)], capsys)
+    assert f"pass --resume {empty}" in err  # a run: --resume is the way on
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "notes.txt").write_text("mine")
+    err = one_line_error(["train", "--env", "gym:CartPole-v1", "--run-dir", str(other)], capsys)
+    assert "not a gdi run folder" in err and "--resume" not in err
+    assert (other / "notes.txt").read_text() == "mine"
+
+
+@pytest.mark.parametrize("text", ["1.5", "abc", "1e-3"])
+def test_frames_takes_whole_numbers_in_any_notation_and_refuses_others_in_one_line(
+        text, capsys):
+    from gdi.cli import _count_from_str
+
+    assert _count_from_str(["1e6"]) == _count_from_str(["1_000_000"]) == 1_000_000
+    assert _count_from_str(["2000"]) == 2000
+    err = one_line_error(["train", "--frames", text, "--env", "gym:CartPole-v1"], capsys)
+    assert f"--frames {text!r} is not a whole number" in err

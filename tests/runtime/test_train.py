@@ -147,6 +147,7 @@ def test_sigterm_during_a_local_run_leaves_a_loadable_checkpoint(tmp_path):
 def test_run_folder_is_never_overwritten(tmp_path, capsys):
     run = tmp_path / "exists"
     run.mkdir()
+    (run / "config.json").write_text("{}")  # an empty folder would be used for the new run
     with pytest.raises(SystemExit) as exit_info:
         main(["train", "--env", "gym:CartPole-v1", "--run-dir", str(run), "--backend", "inline"])
     assert exit_info.value.code == 2
