@@ -47,12 +47,13 @@ class LockedParameterServer:
 
 
 class ThreadBackend:
-    """One thread per actor; the driver's ``request`` wakes an idle actor, ``receive`` takes
-    the windows its threads have finished."""
+    """One thread per actor; the driver's ``request(i)`` wakes idle actor i (the driver takes
+    every actor in turn), ``receive`` takes the windows its threads have finished. Nothing here
+    waits to be placed, so ``stop`` (the run's Ctrl-C, for backends that wait) is unused."""
 
     restarts = 0  # a failed actor ends the run: nothing is restarted
 
-    def __init__(self, config, env_config, shapes, learner) -> None:
+    def __init__(self, config, env_config, shapes, learner, stop=None) -> None:
         self.config = config
         self.num_actors = self.parallel_actors = config.num_actors
         self.server = LockedParameterServer(learner.net)
@@ -66,7 +67,8 @@ class ThreadBackend:
         self._busy: set[int] = set()
         self._threads: list[threading.Thread] = []
 
-    def start(self, controller_states: list[dict | None], checkpoint: dict | None) -> list[str]:
+    def start(self, controller_states: list[dict | None], checkpoint: dict | None,
+              stop=None) -> list[str]:
         for actor, state in zip(self.actors, controller_states, strict=True):
             if state is not None:  # resuming: each actor's E as the checkpoint saved it
                 actor.controller.load_state_dict(state)
@@ -91,10 +93,12 @@ class ThreadBackend:
     def in_flight(self) -> int:
         return len(self._busy)
 
-    def request(self) -> None:
-        i = min(set(range(self.num_actors)) - self._busy)
-        self._busy.add(i)
-        self._asks[i].put(True)
+    def idle_actors(self) -> list[int]:
+        return [i for i in range(self.num_actors) if i not in self._busy]
+
+    def request(self, actor_id: int) -> None:
+        self._busy.add(actor_id)  # the driver picks whose turn it is among idle_actors()
+        self._asks[actor_id].put(True)
 
     def receive(self, block: bool) -> list[Window]:
         arrived = []
