@@ -8,6 +8,7 @@ import pytest
 from gdi.config import Config, apply_overrides, field_docs
 from gdi.meta import make_controller
 from gdi.presets import PRESETS, index_set_note, preset_table, resolve_config
+from tests.tolerance import tolerance
 
 
 def test_every_field_has_a_docstring():
@@ -105,7 +106,9 @@ def test_gym_presets_search_inverse_temperatures_up_to_1000_in_log_coordinates()
         # The bandit built from it draws 1/τ over [0, 1000].
         lam = make_controller("bandit", 0, **kwargs).sample_many(4000)
         inv_tau = lam[:, [i for i, n in enumerate(names) if n != "eps"]]
-        assert inv_tau.min() >= 0 and inv_tau.max() <= 1000 + 1e-6 and inv_tau.max() > 500
+        # expm1(log1p(1000)) may round above 1000: both round at the magnitude of 1001.
+        assert inv_tau.min() >= 0 and inv_tau.max() <= 1000 + tolerance(1001.0)
+        assert inv_tau.max() > 500
     # Other kinds keep the paper's table; the fixed selection of GDI-I⁰ is not a search.
     for env in ("minatar:breakout", "ale:Breakout"):
         kwargs = resolve_config("gdi-i3", env).meta_kwargs

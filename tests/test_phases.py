@@ -5,6 +5,7 @@ import json
 import pytest
 
 from benchmarks.phases import phase_shares, table
+from tests.tolerance import assert_close
 
 
 def write_rows(path, rows):
@@ -24,10 +25,10 @@ def test_shares_are_weighted_by_each_rows_wall_time(tmp_path):
     shares = phase_shares(metrics)
     # learner: (0.8·10 + 0.4·30) / 40 = 0.5; env: (0.1·10 + 0.3·30) / 40 = 0.25;
     # meta, absent from the first row: 0.2·30 / 40 = 0.15.
-    assert shares["learner"] == pytest.approx(0.5)
-    assert shares["actor_env"] == pytest.approx(0.25)
-    assert shares["actor_meta"] == pytest.approx(0.15)
-    assert shares["fps"] == pytest.approx(4000 / 40)
+    assert_close(shares["learner"], 0.5)
+    assert_close(shares["actor_env"], 0.25)
+    assert_close(shares["actor_meta"], 0.15)
+    assert_close(shares["fps"], 4000 / 40)
 
 
 def test_a_run_without_timing_rows_is_a_clear_error(tmp_path):

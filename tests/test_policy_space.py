@@ -18,6 +18,7 @@ from gdi.policy_space import (
     soft_entropy_policy,
     x_to_inv_temperature,
 )
+from tests.tolerance import assert_close
 
 DTYPE = torch.float64
 
@@ -47,9 +48,9 @@ def random_case(seed=0, lead=(5, 3), num_actions=6):
 def test_soft_entropy_matches_naive_formula():
     case = random_case()
     probs = soft_entropy_policy(*case)
-    torch.testing.assert_close(probs, naive_soft_entropy(*case))
-    torch.testing.assert_close(probs.sum(-1), torch.ones(5, 3, dtype=DTYPE))
-    torch.testing.assert_close(soft_entropy_log_policy(*case), naive_soft_entropy(*case).log())
+    assert_close(probs, naive_soft_entropy(*case))
+    assert_close(probs.sum(-1), torch.ones(5, 3, dtype=DTYPE))
+    assert_close(soft_entropy_log_policy(*case), naive_soft_entropy(*case).log())
 
 
 def test_soft_entropy_by_hand():
@@ -57,7 +58,7 @@ def test_soft_entropy_by_hand():
     # π = 0.5·(¼, ¾) + 0.5·(½, ½) = (0.375, 0.625)
     adv = torch.tensor([0.0, math.log(3.0)], dtype=DTYPE)
     probs = soft_entropy_policy(adv, adv, 1.0, 0.0, 0.5)
-    torch.testing.assert_close(probs, torch.tensor([0.375, 0.625], dtype=DTYPE))
+    assert_close(probs, torch.tensor([0.375, 0.625], dtype=DTYPE))
 
 
 @pytest.mark.parametrize("eps", [0.0, 1.0])
@@ -67,7 +68,9 @@ def test_eps_at_the_ends_is_one_boltzmann(eps):
     expected = (
         boltzmann_log_policy(adv1, inv_tau1) if eps == 1.0 else boltzmann_log_policy(adv2, inv_tau2)
     )
-    torch.testing.assert_close(log_probs, expected, rtol=0, atol=1e-15)
+    # Exact, as the docstring promises: log 1 = 0, exp(0) = 1 and exp(-inf) = 0 are exact in
+    # every kernel, so the unused component drops out and the same log-softmax is returned.
+    assert torch.equal(log_probs, expected)
 
 
 def test_eps_at_the_ends_sends_no_gradient_to_the_unused_family():
@@ -94,7 +97,7 @@ def test_sharp_policy_with_huge_advantages_is_finite_with_finite_gradient():
         (grad,) = torch.autograd.grad(log_probs[0, 1] + log_probs.exp().sum(), adv)
         assert torch.isfinite(grad).all()
     probs = soft_entropy_policy(adv, adv, 50.0, 50.0, 0.5).detach()
-    torch.testing.assert_close(probs.sum(-1), torch.ones(1))
+    assert_close(probs.sum(-1), torch.ones(1))
 
 
 # ---- ε-greedy ------------------------------------------------------------------------------
@@ -104,14 +107,14 @@ def test_epsilon_greedy_splits_ties():
     q = torch.tensor([1.0, 3.0, 3.0, 0.0])
     # ε = 0.2: each action gets 0.2/4 = 0.05; the two tied maxima share 0.8 → 0.4 + 0.05
     expected = torch.tensor([0.05, 0.45, 0.45, 0.05])
-    torch.testing.assert_close(epsilon_greedy_policy(q, 0.2), expected)
-    torch.testing.assert_close(epsilon_greedy_policy(q.flip(0), 0.2), expected.flip(0))
+    assert_close(epsilon_greedy_policy(q, 0.2), expected)
+    assert_close(epsilon_greedy_policy(q.flip(0), 0.2), expected.flip(0))
 
 
 def test_epsilon_greedy_ends():
     q = torch.tensor([[0.0, 2.0, 1.0]])
     assert torch.equal(epsilon_greedy_policy(q, 0.0), torch.tensor([[0.0, 1.0, 0.0]]))
-    torch.testing.assert_close(epsilon_greedy_policy(q, 1.0), torch.full((1, 3), 1 / 3))
+    assert_close(epsilon_greedy_policy(q, 1.0), torch.full((1, 3), 1 / 3))
 
 
 # ---- shapes and bad inputs -----------------------------------------------------------------
@@ -122,7 +125,7 @@ def test_broadcasting_of_lambda_components():
     per_row = soft_entropy_policy(adv, adv, torch.ones(4, 2), torch.ones(2), 0.5)
     scalars = soft_entropy_policy(adv, adv, 1.0, 1.0, torch.tensor(0.5))
     assert per_row.shape == scalars.shape == (4, 2, 5)
-    torch.testing.assert_close(per_row, scalars)
+    assert_close(per_row, scalars)
     assert epsilon_greedy_policy(adv, torch.full((4, 1), 0.1)).shape == (4, 2, 5)
 
 
@@ -173,23 +176,23 @@ def test_policy_space_log_probs_take_lambda_as_last_axis():
     adv1, adv2, inv_tau1, inv_tau2, eps = random_case(seed=3)
     space = POLICY_SPACES["soft_entropy"]
     lam = torch.stack([inv_tau1, inv_tau2, eps], dim=-1)
-    torch.testing.assert_close(
+    assert_close(
         space.log_probs([adv1, adv2], lam),
         soft_entropy_log_policy(adv1, adv2, inv_tau1, inv_tau2, eps),
     )
     # one family: A₁ = A₂; a stacked [F, ..., A] tensor is the same as a list of F tensors
-    torch.testing.assert_close(
+    assert_close(
         space.log_probs(adv1[None], lam),
         soft_entropy_log_policy(adv1, adv1, inv_tau1, inv_tau2, eps),
     )
-    torch.testing.assert_close(space.probs(torch.stack([adv1, adv2]), lam).sum(-1),
+    assert_close(space.probs(torch.stack([adv1, adv2]), lam).sum(-1),
                                torch.ones(5, 3, dtype=DTYPE))
     boltzmann = POLICY_SPACES["boltzmann"]
-    torch.testing.assert_close(
+    assert_close(
         boltzmann.log_probs([adv1, adv2], inv_tau1[..., None]), boltzmann_log_policy(adv1, inv_tau1)
     )
     greedy = POLICY_SPACES["epsilon_greedy"]
-    torch.testing.assert_close(
+    assert_close(
         greedy.probs([adv1, adv2], eps[..., None]), epsilon_greedy_policy(adv1, eps)
     )
 
@@ -227,8 +230,8 @@ def test_epsilon_ladder_is_apex_ladder():
     for row, index in enumerate([0, 1, 128, 255]):
         eps = 0.4 ** (1 + 7 * index / 255)
         want = [eps / 3, 1 - eps + eps / 3, eps / 3]
-        np.testing.assert_allclose(probs[row].numpy(), want, rtol=1e-12)
-    assert math.isclose(0.4 ** 8, float(probs[3, 0]) * 3, rel_tol=1e-12)  # Ape-X's smallest ε
+        assert_close(probs[row], want)
+    assert_close(float(probs[3, 0]) * 3, 0.4 ** 8)  # Ape-X's smallest ε
     with pytest.raises(ValueError, match=r"l must be an integer in \[0, 255\]"):
         space.log_probs([q[:1]], torch.tensor([[0.5]], dtype=DTYPE))
     with pytest.raises(ValueError, match=r"l must be an integer in \[0, 255\]"):
@@ -241,7 +244,7 @@ def test_family_softmax_acts_with_the_family_lambda_names():
     lam = torch.tensor([[0.0], [2.0], [1.0], [2.0]], dtype=DTYPE)
     log_pi = space.log_probs(advs, lam)
     for row, family in enumerate([0, 2, 1, 2]):
-        torch.testing.assert_close(log_pi[row], torch.log_softmax(advs[family, row], -1))
+        assert_close(log_pi[row], torch.log_softmax(advs[family, row], -1))
     log_pi[1].sum().backward()  # row 1 acted with family 2: gradient reaches family 2 only
     assert advs.grad[2, 1].abs().sum() > 0 and advs.grad[:2].abs().sum() == 0
     with pytest.raises(ValueError, match=r"family must be an integer in \[0, 2\]"):
@@ -258,7 +261,7 @@ def test_epsilon_boltzmann_is_the_uniform_mixed_into_a_softmax():
     adv = torch.tensor([[0.0, 1.0, 3.0]], dtype=DTYPE)
     got = space.probs([adv], torch.tensor([[2.0, 0.3]], dtype=DTYPE))[0]
     soft = torch.exp(2.0 * adv[0]) / torch.exp(2.0 * adv[0]).sum()
-    torch.testing.assert_close(got, 0.3 / 3 + 0.7 * soft)
+    assert_close(got, 0.3 / 3 + 0.7 * soft)
 
 
 # ---- λ ↔ x ---------------------------------------------------------------------------------
@@ -268,16 +271,17 @@ def test_epsilon_boltzmann_is_the_uniform_mixed_into_a_softmax():
 def test_transforms_round_trip(transform):
     inv_tau = np.array([0.0, 0.5, 1.0, 7.0, 50.0])
     x = inv_temperature_to_x(inv_tau, transform)
-    np.testing.assert_allclose(x_to_inv_temperature(x, transform), inv_tau, rtol=1e-12)
+    assert_close(x_to_inv_temperature(x, transform), inv_tau)
 
 
 def test_log1p_transform_is_the_appendix_formula():
     # τ = 1/(exp(x) − 1): x = log 2 → τ = 1; x = log 1.5 → τ = 2; x = 0 → τ = ∞ (β = 0).
     x = np.array([math.log(2.0), math.log(1.5), 0.0, 3.0])
     inv_tau = x_to_inv_temperature(x, "log1p")
-    np.testing.assert_allclose(inv_tau, [1.0, 0.5, 0.0, math.exp(3.0) - 1.0], rtol=1e-12)
-    np.testing.assert_allclose(1.0 / inv_tau[:2], 1.0 / (np.exp(x[:2]) - 1.0))
-    np.testing.assert_allclose(inv_temperature_to_x([1.0, 0.5], "log1p"), np.log1p([1.0, 0.5]))
+    assert_close(inv_tau, [1.0, 0.5, 0.0, math.exp(3.0) - 1.0])
+    assert_close(1.0 / inv_tau[:2], 1.0 / (np.exp(x[:2]) - 1.0))
+    assert_close(inv_temperature_to_x([1.0, 0.5], "log1p"), np.log1p([1.0, 0.5]))
+    # Exact: the identity transform returns a copy.
     np.testing.assert_array_equal(inv_temperature_to_x([0.0, 50.0]), [0.0, 50.0])
 
 
@@ -317,8 +321,8 @@ def test_acting_probs_equal_the_log_space_policy(name):
     else:
         want = space.probs([a1, a2], lt)
     assert got.dtype == np.float64
-    np.testing.assert_allclose(got, want.numpy(), rtol=1e-9, atol=1e-12)
-    np.testing.assert_allclose(got.sum(-1), 1.0, rtol=1e-12)
+    assert_close(got, want)
+    assert_close(got.sum(-1), 1.0)
 
 
 def test_acting_probs_reject_a_lambda_of_the_wrong_shape():

@@ -18,6 +18,7 @@ from gdi.analysis.richness import (
 )
 from gdi.cli import main
 from gdi.runtime.reservoir import OBSERVATIONS_FILE, StageReservoir
+from tests.tolerance import assert_close
 
 
 def identity_embed(features, seed):
@@ -63,7 +64,7 @@ def test_label_coverage_is_seen_over_union():
     # A saw conditions {0, 1, 2, 3}, B saw {3, 4}: union {0..4} = 5 → A 4/5, B 2/5.
     c = label_coverage(np.array([0, 1, 1, 2, 3]), np.array([3, 4, 4]))
     assert (c.conditions_a, c.conditions_b, c.conditions_union) == (4, 2, 5)
-    assert c.a == pytest.approx(0.8) and c.b == pytest.approx(0.4)
+    assert_close((c.a, c.b), (0.8, 0.4))
 
 
 def test_grid_cells_by_hand():
@@ -84,7 +85,7 @@ def test_grid_coverage_on_a_hand_made_embedding():
     c = grid_coverage(a, b, grid)
     # Union of occupied cells {0, 1, 2, 9, 15}: A 4/5 = 0.8, B 2/5 = 0.4.
     assert (c.conditions_a, c.conditions_b, c.conditions_union) == (4, 2, 5)
-    assert (c.a, c.b) == pytest.approx((0.8, 0.4))
+    assert_close((c.a, c.b), (0.8, 0.4))
 
 
 def test_compute_richness_on_known_states():
@@ -96,18 +97,18 @@ def test_compute_richness_on_known_states():
     assert result.states == (4, 0)  # stage 2 has no states of B: not measured
     assert result.per_stage[1] is None
     stage = result.per_stage[0]
-    assert (stage["tsne_grid"].a, stage["tsne_grid"].b) == pytest.approx((0.8, 0.4))
+    assert_close((stage["tsne_grid"].a, stage["tsne_grid"].b), (0.8, 0.4))
     # Exact observations: A has 4 distinct, B 3 ((1.5, 2.5) twice), none shared → 4/7, 3/7.
     assert stage["distinct"].conditions_union == 7
-    assert (stage["distinct"].a, stage["distinct"].b) == pytest.approx((4 / 7, 3 / 7))
+    assert_close((stage["distinct"].a, stage["distinct"].b), (4 / 7, 3 / 7))
     # k = min(50, 7 distinct states): one cluster per distinct state, the same fractions.
     assert result.settings["clusters"] == 7
-    assert (stage["kmeans"].a, stage["kmeans"].b) == pytest.approx((4 / 7, 3 / 7))
+    assert_close((stage["kmeans"].a, stage["kmeans"].b), (4 / 7, 3 / 7))
     # Repeats share their point: B's two (1.5, 2.5) states sit at one embedded point.
     repeats = np.flatnonzero((result.run == 1) & (result.distinct ==
                                                   result.distinct[result.run == 1][-1]))
     assert len(repeats) == 2 and np.ptp(result.embedding[repeats], axis=0).max() == 0
-    assert result.overall["tsne_grid"].a == pytest.approx(0.8)
+    assert_close(result.overall["tsne_grid"].a, 0.8)
 
 
 def test_equal_numbers_of_states_are_drawn_from_both_runs():
@@ -157,7 +158,7 @@ def test_cli_writes_figure_numbers_and_embedding(tmp_path, capsys):
     assert overall["distinct"]["A"] > overall["distinct"]["B"]
     for method in ("tsne_grid", "kmeans", "distinct"):
         entry = overall[method]
-        assert entry["A"] == pytest.approx(entry["conditions_A"] / entry["conditions_union"])
+        assert_close(entry["A"], entry["conditions_A"] / entry["conditions_union"])
     rows = (out / "embedding.csv").read_text().splitlines()
     assert rows[0].startswith("run,stage,frames,x,y") and len(rows) == 1 + 2 * 3 * 40
 

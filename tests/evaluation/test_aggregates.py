@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from gdi.evaluation.aggregates import aggregate_intervals, curve_band, point_estimates
+from tests.tolerance import assert_close
 
 
 def test_interval_through_rliable_by_hand():
@@ -37,9 +38,9 @@ def test_intervals_are_reproducible_and_leave_numpy_global_state_alone():
 
 def test_curve_band_resamples_whole_curves():
     band = curve_band(np.array([[0.0, 1.0], [2.0, 3.0]]), reps=400, seed=0)
-    np.testing.assert_allclose(band.mean, [1.0, 2.0])
-    np.testing.assert_allclose(band.low, [0.0, 1.0])
-    np.testing.assert_allclose(band.high, [2.0, 3.0])
+    assert_close(band.mean, [1.0, 2.0])
+    assert_close(band.low, [0.0, 1.0])
+    assert_close(band.high, [2.0, 3.0])
 
 
 @pytest.mark.parametrize(

@@ -10,6 +10,7 @@ import pytest
 import torch
 
 from gdi.learning.auxiliary import forward_dynamics_loss, inverse_dynamics_loss
+from tests.tolerance import assert_close
 
 NAN = float("nan")
 
@@ -31,10 +32,10 @@ def test_inverse_dynamics_loss_by_hand():
     actions = torch.tensor([[1, 1], [-1, 0]])
     valid = torch.tensor([[1.0, 1.0], [0.0, 1.0]])
     loss = inverse_dynamics_loss(logits, actions, valid)
-    torch.testing.assert_close(loss, torch.tensor(math.log(10.0) / 3))
+    assert_close(loss, torch.tensor(math.log(10.0) / 3))
     loss.backward()
     # d/dlogits of CE/3 = (softmax − one_hot)/3; row (0, 0): ([1, 1, 1]/3 − [0, 1, 0]) / 3.
-    torch.testing.assert_close(logits.grad[0, 0], torch.tensor([1 / 9, -2 / 9, 1 / 9]))
+    assert_close(logits.grad[0, 0], torch.tensor([1 / 9, -2 / 9, 1 / 9]))
     assert torch.equal(logits.grad[1, 0], torch.zeros(3))  # masked NaN row: exactly 0
 
 
@@ -49,7 +50,7 @@ def test_inverse_dynamics_loss_matches_brute_force_weighted_mean():
             ce = -torch.log_softmax(logits[t, b], dim=0)[actions[t, b]]
             num += valid[t, b] * ce
             den += valid[t, b]
-    torch.testing.assert_close(inverse_dynamics_loss(logits, actions, valid), num / den)
+    assert_close(inverse_dynamics_loss(logits, actions, valid), num / den)
 
 
 def test_forward_dynamics_loss_by_hand_and_target_detached():
@@ -65,12 +66,12 @@ def test_forward_dynamics_loss_by_hand_and_target_detached():
     target = torch.tensor([[[1.0, 0.0], [NAN, NAN]], [[0.0, 3.0], [1.0, 1.0]]], requires_grad=True)
     valid = torch.tensor([[1.0, 0.0], [1.0, 1.0]])
     loss = forward_dynamics_loss(predicted, target, valid)
-    torch.testing.assert_close(loss, torch.tensor(2.5))
+    assert_close(loss, torch.tensor(2.5))
     loss.backward()
     assert target.grad is None  # the target never receives gradient
     # d/dpredicted = 2·(predicted − target) / E / Σvalid = (predicted − target) / 3.
     expected = torch.tensor([[[0.0, 2 / 3], [0.0, 0.0]], [[1.0, 0.0], [-1 / 3, -1 / 3]]])
-    torch.testing.assert_close(predicted.grad, expected)
+    assert_close(predicted.grad, expected)
 
 
 def test_all_masked_gives_zero_not_nan():
@@ -79,7 +80,7 @@ def test_all_masked_gives_zero_not_nan():
     valid = torch.zeros(2, 2)
     inv = inverse_dynamics_loss(logits, torch.full((2, 2), -1), valid)
     fwd = forward_dynamics_loss(predicted, torch.randn(2, 2, 4), valid)
-    assert inv.item() == 0.0 and fwd.item() == 0.0
+    assert inv.item() == 0.0 and fwd.item() == 0.0  # exact: no row is summed
     (inv + fwd).backward()
     assert torch.equal(logits.grad, torch.zeros_like(logits))
     assert torch.equal(predicted.grad, torch.zeros_like(predicted))

@@ -9,6 +9,7 @@ import torch
 from gdi.learning import LossBatch, LossConfig, LossOutputs, loss
 from tests.learning.test_retrace import retrace_reference
 from tests.learning.test_vtrace import vtrace_reference
+from tests.tolerance import assert_close, is_close
 
 DTYPE = torch.float64
 SHAPES = {
@@ -75,7 +76,11 @@ def naive_policy(adv1, adv2, lam):
 
 
 def reference_loss(outputs, batch, config):
-    """The loss written from the paper, state by state, in Python floats."""
+    """The loss written from the paper, state by state, in Python floats.
+
+    Returns the total, the metrics, and each metric's magnitude for tests.tolerance: the
+    same mean taken over the absolute values of its terms (a mean of terms of both signs,
+    such as the mean V-trace target, can be far smaller than the terms it rounds)."""
     num_families, _, batch_size, num_actions = outputs.adv.shape
     num_steps = batch.actions.shape[0]
     adv, value = outputs.adv.detach(), outputs.value.detach()
@@ -98,8 +103,9 @@ def reference_loss(outputs, batch, config):
         ],
         dtype=DTYPE,
     )
-    metrics = {}
+    metrics, magnitudes = {}, {}
     totals = {"value": 0.0, "q": 0.0, "policy": 0.0}
+    total_magnitudes = dict.fromkeys(totals, 0.0)
     for k in range(num_families):
         shape = SHAPES[config.reward_shapes[k]]
         rewards = batch.rewards.clone().apply_(shape)
@@ -134,15 +140,18 @@ def reference_loss(outputs, batch, config):
         log_pi_taken = (
             torch.tensor(pi, dtype=DTYPE).log().gather(-1, batch.actions[..., None])[..., 0]
         )
-        family = {
-            "value": float((0.5 * (vs - value[k, :num_steps]) ** 2).mean()),
-            "q": float((0.5 * (g - q_taken) ** 2).mean()),
-            "policy": float((-pg * log_pi_taken).mean()),
+        terms = {
+            "value": 0.5 * (vs - value[k, :num_steps]) ** 2,
+            "q": 0.5 * (g - q_taken) ** 2,
+            "policy": -pg * log_pi_taken,
         }
-        for name, number in family.items():
-            metrics[f"losses/{name}_f{k + 1}"] = number
-            totals[name] += number
+        for name, term in terms.items():
+            metrics[f"losses/{name}_f{k + 1}"] = float(term.mean())
+            magnitudes[f"losses/{name}_f{k + 1}"] = float(term.abs().mean())
+            totals[name] += float(term.mean())
+            total_magnitudes[name] += float(term.abs().mean())
         metrics[f"stats/vs_mean_f{k + 1}"] = float(vs.mean())
+        magnitudes[f"stats/vs_mean_f{k + 1}"] = float(vs.abs().mean())
     entropy = -sum(p * math.log(p) for row in pi for probs in row for p in probs if p > 0)
     entropy /= num_steps * batch_size
     total = (
@@ -152,14 +161,32 @@ def reference_loss(outputs, batch, config):
         - config.entropy_scale * entropy
     )
     metrics.update({f"losses/{name}": number for name, number in totals.items()})
-    metrics["losses/entropy"] = entropy
+    magnitudes.update({f"losses/{name}": number for name, number in total_magnitudes.items()})
+    metrics["losses/entropy"] = magnitudes["losses/entropy"] = entropy  # terms -p·log p >= 0
     metrics["losses/total"] = total
-    metrics["stats/rho_mean"] = float(log_rhos.exp().mean())
+    magnitudes["losses/total"] = (
+        config.value_loss_scale * total_magnitudes["value"]
+        + config.q_loss_scale * total_magnitudes["q"]
+        + config.pg_loss_scale * total_magnitudes["policy"]
+        + config.entropy_scale * entropy
+    )
+    metrics["stats/rho_mean"] = magnitudes["stats/rho_mean"] = float(log_rhos.exp().mean())
     metrics["stats/rho_clipped_frac"] = float((log_rhos.exp() > config.clip_rho).double().mean())
-    return total, metrics
+    magnitudes["stats/rho_clipped_frac"] = 1.0  # a fraction
+    return total, metrics, magnitudes
 
 
 # ---- layer 1: reference ----------------------------------------------------------------------
+
+
+def assert_matches_reference(got, reference, batch) -> None:
+    """``loss``'s (total, metrics) against ``reference_loss``'s, by tests.tolerance's rule.
+    Each metric averages T·B per-step terms, each from a V-trace or Retrace sum of up to T."""
+    (total, metrics), (expected_total, expected_metrics, magnitudes) = got, reference
+    terms = batch.actions.numel() * batch.actions.shape[0]
+    assert_close(total.item(), expected_total, terms=terms, magnitude=magnitudes["losses/total"])
+    for name, number in expected_metrics.items():
+        assert_close(metrics[name], number, terms=terms, magnitude=magnitudes[name], msg=name)
 
 
 @pytest.mark.parametrize(
@@ -174,12 +201,9 @@ def reference_loss(outputs, batch, config):
 )
 def test_matches_reference(config):
     outputs, batch = make_case(config.num_families)
-    total, metrics = loss(outputs, batch, config)
-    expected_total, expected_metrics = reference_loss(outputs, batch, config)
-    assert 0 < expected_metrics["stats/rho_clipped_frac"] < 1  # some ρ above ρ̄, some below
-    assert total.item() == pytest.approx(expected_total, rel=1e-9)
-    for name, number in expected_metrics.items():
-        assert metrics[name] == pytest.approx(number, rel=1e-9, abs=1e-12), name
+    reference = reference_loss(outputs, batch, config)
+    assert 0 < reference[1]["stats/rho_clipped_frac"] < 1  # some ρ above ρ̄, some below
+    assert_matches_reference(loss(outputs, batch, config), reference, batch)
 
 
 def test_metrics_are_namespaced_floats():
@@ -210,10 +234,8 @@ def test_metrics_are_namespaced_floats():
         "stats/rho_clipped_frac",
     }
     assert all(type(number) is float for number in metrics.values())
-    assert metrics["losses/total"] == pytest.approx(total.item())
-    assert metrics["losses/value"] == pytest.approx(
-        metrics["losses/value_f1"] + metrics["losses/value_f2"]
-    )
+    assert_close(metrics["losses/total"], total.item())
+    assert_close(metrics["losses/value"], metrics["losses/value_f1"] + metrics["losses/value_f2"])
 
 
 # ---- layer 2: a tiny case by hand ------------------------------------------------------------
@@ -247,10 +269,10 @@ def test_one_step_one_family_by_hand():
     config = LossConfig(entropy_scale=0.1, aux_loss_scale=2.0)
     expected = 1.0 * value_loss + 10.0 * q_loss + 10.0 * policy_loss - 0.1 * entropy + 2.0 * 0.25
     total, metrics = loss(outputs, batch, config)
-    assert total.item() == pytest.approx(expected, rel=1e-12)
-    assert metrics["losses/aux/inverse"] == 0.25
-    assert metrics["stats/rho_mean"] == pytest.approx(2.0)
-    assert metrics["stats/rho_clipped_frac"] == 1.0
+    assert_close(total.item(), expected)
+    assert metrics["losses/aux/inverse"] == 0.25  # exact: the aux loss is passed through
+    assert_close(metrics["stats/rho_mean"], 2.0)
+    assert metrics["stats/rho_clipped_frac"] == 1.0  # exact: a fraction of counts
     total.backward()  # the NaN advantages at the bootstrap state are never read
     assert torch.isfinite(outputs.adv.grad).all() and torch.isfinite(outputs.value.grad).all()
 
@@ -287,15 +309,16 @@ def test_truncation_bootstrap_equals_bootstrapping_from_the_final_observation(re
     config = LossConfig(reward_shapes=reward_shapes)
     total_cut, metrics_cut = loss(cut, cut_batch, config)
     total_continued, metrics_continued = loss(continued, continued_batch, config)
-    assert total_cut.item() == pytest.approx(total_continued.item(), rel=1e-12)
-    assert metrics_cut == pytest.approx(metrics_continued, rel=1e-12)
+    assert_close(total_cut.item(), total_continued.item())
+    assert metrics_cut.keys() == metrics_continued.keys()
+    for name, number in metrics_continued.items():
+        assert_close(metrics_cut[name], number, msg=name)
     (total_cut + total_continued).backward()
-    torch.testing.assert_close(cut.adv.grad, continued.adv.grad)
-    torch.testing.assert_close(cut.value.grad[:, :-1], continued.value.grad[:, :-1])
+    assert_close(cut.adv.grad, continued.adv.grad)
+    assert_close(cut.value.grad[:, :-1], continued.value.grad[:, :-1])
     # Without the bootstrap the cut step is terminal and the loss differs.
-    assert loss(cut, cut_batch._replace(truncation_bootstrap=None), config)[0].item() != (
-        pytest.approx(total_cut.item())
-    )
+    assert not is_close(loss(cut, cut_batch._replace(truncation_bootstrap=None), config)[0].item(),
+                        total_cut.item())
 
 
 # ---- layer 3: the gradient contract and other properties -------------------------------------
@@ -356,8 +379,10 @@ def test_gradient_only_through_the_online_values(reward_shapes):
             - 10.0 * (pg * log_pi.gather(-1, take)[..., 0]).mean()
         )
     expected_adv_grad, expected_value_grad = torch.autograd.grad(expected_total, [adv, value])
-    torch.testing.assert_close(adv_grad, expected_adv_grad)
-    torch.testing.assert_close(value_grad, expected_value_grad)
+    # Each gradient sums the policy, dueling and entropy terms over the A actions.
+    num_actions = adv.shape[-1]
+    assert_close(adv_grad, expected_adv_grad, terms=num_actions)
+    assert_close(value_grad, expected_value_grad, terms=num_actions)
     # Gradient reaches V(x_t) and A(x_t, ·) on the learning steps, nothing at the bootstrap state.
     assert (value_grad[:, :num_steps] != 0).all()
     assert (adv_grad[:, :num_steps].abs().sum(-1) != 0).all()
@@ -396,7 +421,7 @@ def test_entropy_bonus_reaches_both_families():
     )
     outputs, batch = make_case(2, seed=3)
     total, metrics = loss(outputs, batch, config)
-    assert total.item() == pytest.approx(-metrics["losses/entropy"])
+    assert_close(total.item(), -metrics["losses/entropy"])
     (adv_grad,) = torch.autograd.grad(total, [outputs.adv])
     assert (adv_grad[0, :-1] != 0).any() and (adv_grad[1, :-1] != 0).any()
 
@@ -406,8 +431,9 @@ def test_aux_losses_are_added_with_their_scale():
     base, _ = loss(outputs, batch, LossConfig(aux_loss_scale=3.0))
     aux = {"forward": torch.tensor(0.2, dtype=DTYPE), "inverse": torch.tensor(0.7, dtype=DTYPE)}
     total, metrics = loss(outputs._replace(aux_losses=aux), batch, LossConfig(aux_loss_scale=3.0))
-    assert (total - base).item() == pytest.approx(3.0 * 0.9)
-    assert metrics["losses/aux/forward"] == pytest.approx(0.2)
+    # The difference of two totals carries their rounding error: the magnitude is the total's.
+    assert_close((total - base).item(), 3.0 * 0.9, magnitude=abs(total.item()))
+    assert_close(metrics["losses/aux/forward"], 0.2)
 
 
 def test_on_policy_data_has_unit_importance_weights():
@@ -415,8 +441,8 @@ def test_on_policy_data_has_unit_importance_weights():
     log_pi = naive_log_policy(outputs.adv[0, :-1], outputs.adv[0, :-1], batch.lambdas).detach()
     batch = batch._replace(behavior_log_probs=log_pi.gather(-1, batch.actions[..., None])[..., 0])
     _, metrics = loss(outputs, batch, LossConfig())
-    assert metrics["stats/rho_mean"] == pytest.approx(1.0)
-    assert metrics["stats/rho_clipped_frac"] == 0.0
+    assert_close(metrics["stats/rho_mean"], 1.0)
+    assert metrics["stats/rho_clipped_frac"] == 0.0  # exact: a fraction of counts
 
 
 def test_sharp_policy_with_huge_advantages_stays_finite():

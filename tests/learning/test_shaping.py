@@ -6,6 +6,7 @@ import pytest
 import torch
 
 from gdi.learning import REWARD_SHAPES, get_reward_shape, identity_shape, log_shape, root_shape
+from tests.tolerance import assert_close
 
 DTYPE = torch.float64
 
@@ -15,12 +16,12 @@ def test_log_shape_as_printed():
     rewards = torch.tensor([0.0, 1.0, e - 1.0, -1.0, -(e - 1.0), -(e**2 - 1.0)], dtype=DTYPE)
     # r ≥ 0: log(|r| + 1)·(2·1 − 0) = 2·log(1 + r);  r < 0: log(|r| + 1)·(0 − 1) = −log(1 + |r|)
     expected = torch.tensor([0.0, 2 * math.log(2.0), 2.0, -math.log(2.0), -1.0, -2.0], dtype=DTYPE)
-    torch.testing.assert_close(log_shape(rewards), expected)
+    assert_close(log_shape(rewards), expected)
 
 
 def test_log_shape_weighs_positive_rewards_twice():
     rewards = torch.tensor([0.5, 3.0, 100.0], dtype=DTYPE)
-    torch.testing.assert_close(log_shape(rewards), -2.0 * log_shape(-rewards))
+    assert_close(log_shape(rewards), -2.0 * log_shape(-rewards))
 
 
 def test_root_shape_by_hand():
@@ -29,12 +30,12 @@ def test_root_shape_by_hand():
     # 15 → (2 − 1) + 0.015 = 1.015;  −15 → −(2 − 1) − 0.015 = −1.015;  80 → (3 − 1) + 0.08 = 2.08
     # −1 → −(2^0.25 − 1) − 0.001
     expected = torch.tensor([0.0, 1.015, -1.015, 2.08, -(2**0.25 - 1.0) - 0.001], dtype=DTYPE)
-    torch.testing.assert_close(root_shape(rewards), expected)
+    assert_close(root_shape(rewards), expected)
 
 
 def test_root_shape_is_odd():
     rewards = torch.linspace(-50, 50, 11, dtype=DTYPE)
-    torch.testing.assert_close(root_shape(-rewards), -root_shape(rewards))
+    assert_close(root_shape(-rewards), -root_shape(rewards))
 
 
 def test_identity_and_dtype_preserved():

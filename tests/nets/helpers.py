@@ -1,6 +1,7 @@
 """Tiny network configurations shared by the gdi.nets tests (one per torso)."""
 
 import torch
+from torch import nn
 
 from gdi.nets import build
 
@@ -35,3 +36,19 @@ def random_inputs(net, num_steps: int, batch: int, seed: int = 0, reset_prob: fl
     reset = torch.rand(num_steps, batch, generator=gen) < reset_prob
     state = torch.randn(batch, net.families, 2, net.lstm_units, generator=gen)
     return obs, prev_action, prev_reward, reset, state
+
+
+def summed_terms(net: nn.Module, num_steps: int = 1) -> int:
+    """How many rounded terms reach one output of ``net`` over ``num_steps`` recurrent steps,
+    for tests.tolerance: the widest sum of any layer (a linear layer's inputs, a convolution's
+    window, an LSTM gate's input and state) once per step, the state carrying each step's
+    rounding into the next."""
+    widths = [1]
+    for layer in net.modules():
+        if isinstance(layer, nn.Linear):
+            widths.append(layer.in_features)
+        elif isinstance(layer, nn.Conv2d):
+            widths.append(layer.in_channels * layer.kernel_size[0] * layer.kernel_size[1])
+        elif isinstance(layer, nn.LSTM | nn.LSTMCell):
+            widths.append(layer.input_size + layer.hidden_size)
+    return num_steps * max(widths)

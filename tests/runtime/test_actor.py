@@ -14,6 +14,8 @@ from gdi.presets import resolve_config
 from gdi.runtime.actor import Actor, sample_actions
 from gdi.runtime.components import build_controller, build_network, env_shapes
 from gdi.runtime.sequences import compress_reward
+from tests.nets.helpers import summed_terms
+from tests.tolerance import assert_close
 
 CAP = 6  # CartPole under random actions lasts 9 steps or more: every episode is cut at CAP
 
@@ -69,7 +71,8 @@ def test_time_limit_cut_stores_the_final_observations_value(preset):
         # final one, with the usual previous-action / previous-reward inputs.
         actions = window.actions[:CAP, env_index]
         observations, rewards = _replay_episode(actor, env_index, actions)
-        np.testing.assert_allclose(observations[:CAP], window.obs[:CAP, env_index])
+        # Exact: the same Gymnasium code, seed and actions give the same observations.
+        np.testing.assert_array_equal(observations[:CAP], window.obs[:CAP, env_index])
         prev_actions = np.concatenate([[0], actions])
         prev_rewards = np.concatenate([[0.0], compress_reward(rewards)]).astype(np.float32)
         resets = np.zeros(CAP + 1, dtype=bool)
@@ -83,9 +86,9 @@ def test_time_limit_cut_stores_the_final_observations_value(preset):
                 actor.net.initial_state(1),
             )
         expected = outputs.value[:, -1, 0].numpy()  # [F]: V_f of the final observation
-        np.testing.assert_allclose(
-            window.truncation_values[CAP - 1, env_index], expected, rtol=1e-5, atol=1e-6
-        )
+        # The actor stepped one observation at a time, this unrolls all CAP + 1 at once.
+        assert_close(window.truncation_values[CAP - 1, env_index], expected,
+                     terms=summed_terms(actor.net, num_steps=CAP + 1))
         assert np.abs(expected).min() > 0  # a random network's values are not 0 by accident
 
 
@@ -120,7 +123,10 @@ def test_behavior_log_probs_are_those_of_the_sampled_actions():
         )
         log_pi = space.log_probs(outputs.adv, torch.from_numpy(window.lambdas))
     taken = log_pi.gather(-1, torch.from_numpy(window.actions)[..., None])[..., 0]
-    np.testing.assert_allclose(window.behavior_log_probs, taken.numpy(), rtol=1e-5, atol=1e-6)
+    # The actor stepped one observation at a time (and took μ in float64), this unrolls the
+    # window at once.
+    assert_close(window.behavior_log_probs, taken,
+                 terms=summed_terms(actor.net, num_steps=len(resets)))
 
 
 def test_sampled_actions_follow_the_probabilities():
@@ -131,8 +137,9 @@ def test_sampled_actions_follow_the_probabilities():
     # 5 standard errors of a binomial proportion at n = 40,000 is at most 0.0125.
     np.testing.assert_allclose(counts / n, probs, atol=0.0125)
     assert counts[0, 1] == 0 and counts[1, :3].sum() == 0  # probability 0 is never drawn
-    np.testing.assert_allclose(log_probs, np.log(np.repeat(probs, n, axis=0)[np.arange(3 * n),
-                                                                                actions]))
+    # Exact: sample_actions takes the same np.log of the same probabilities.
+    np.testing.assert_array_equal(log_probs, np.log(np.repeat(probs, n, axis=0)[np.arange(3 * n),
+                                                                                  actions]))
 
 
 @pytest.mark.parametrize(("r", "expected"), [(0.0, [1, 1]), (1.0 - 2.0 ** -53, [2, 1])])
