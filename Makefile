@@ -21,7 +21,7 @@ FRAMES ?= 1000000
 # What ruff checks (docs/examples: the site's worked examples, run by tests/docs).
 LINTED := gdi tests benchmarks scripts docs/examples
 
-.PHONY: train test lint setup docs serve-docs clean-venv
+.PHONY: train test test-kernels lint setup docs serve-docs clean-venv
 
 $(BIN)/python:
 	@if [ -z "$(PYTHON)" ]; then \
@@ -48,6 +48,14 @@ train: $(STAMP)
 test: $(STAMP)
 	$(BIN)/ruff check $(LINTED)
 	$(BIN)/python -m pytest -n 2 -q
+
+# The suite once per CPU kernel set PyTorch can pick here (ATEN_CPU_CAPABILITY): default and
+# avx2, and avx512 where the CPU has it. Other CPUs run other kernels; the tests' float
+# comparisons allow what rounding explains (tests/tolerance.py), so all must pass.
+KERNELS := default avx2 $(if $(shell grep -m1 -o avx512f /proc/cpuinfo 2>/dev/null),avx512)
+test-kernels: $(STAMP)
+	@for k in $(KERNELS); do echo "== ATEN_CPU_CAPABILITY=$$k"; \
+		ATEN_CPU_CAPABILITY=$$k $(BIN)/python -m pytest -n 2 -q || exit 1; done
 
 lint: $(STAMP)
 	$(BIN)/ruff check $(LINTED)
