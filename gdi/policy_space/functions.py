@@ -10,7 +10,8 @@ so that β = 50 with advantages in the thousands gives no NaN or inf.
 
 All torch functions broadcast over leading dimensions: advantages are ``[..., A]`` and each λ
 component is ``[...]`` (one λ per environment or per sequence step). The policy-space classes
-(``gdi.policy_space.spaces``) put these together with their NumPy acting counterparts.
+(one module per space in ``gdi.policy_space``, on ``gdi.policy_space.base.PolicySpace``) put
+these together with their NumPy acting counterparts.
 """
 
 from __future__ import annotations
