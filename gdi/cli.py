@@ -14,6 +14,7 @@ import tyro
 from tyro.conf import Positional
 
 import gdi
+from gdi.run_files import EVALUATION_POLICIES, POPULATION
 
 # Errors a user can cause with bad input. They are printed as one line and exit with code 2;
 # GDI_DEBUG=1 shows the traceback instead.
@@ -177,7 +178,7 @@ def evaluate(
     episodes: int = 32,
     envs: int = 32,
     seed: int | None = None,
-    policy: Literal["population", "greedy"] = "population",
+    policy: Literal[tuple(EVALUATION_POLICIES)] = POPULATION,
     allow_foreign_checkpoint: bool = False,
 ) -> None:
     """Play evaluation episodes with a run's checkpoint on fresh environments (raw,
@@ -217,7 +218,7 @@ def enjoy(
     run: Positional[Path],
     episodes: int = 1,
     video: Path | None = None,
-    policy: Literal["population", "greedy"] = "population",
+    policy: Literal[tuple(EVALUATION_POLICIES)] = POPULATION,
     checkpoint: str = "latest",
     seed: int | None = None,
     max_steps: int | None = None,
