@@ -361,8 +361,8 @@ def analyze_richness(
         clusters: k-means clusters of the embedding-free richness (0: distinct states / 5).
         threads: CPU threads of t-SNE and k-means (more than the free cores run slower).
     """
-    from gdi.analysis.richness import analyze_richness as run_analysis
     from gdi.analysis.richness import summary_lines
+    from gdi.analysis.richness_report import analyze_richness as run_analysis
 
     written = run_analysis(run_a, run_b, stages=stages, states=states, out=out, seed=seed,
                            grid=grid, clusters=clusters, threads=threads)
