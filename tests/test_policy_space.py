@@ -18,8 +18,18 @@ from gdi.policy_space import (
     soft_entropy_policy,
     x_to_inv_temperature,
 )
+from gdi.policy_space.epsilon_ladder import EpsilonLadder
 
 DTYPE = torch.float64
+
+
+def acts_with(space, families: int) -> bool:
+    """Whether ``space`` acts with ``families`` parameter families (its own check says)."""
+    try:
+        space.check_families(families)
+    except ValueError:
+        return False
+    return True
 
 
 def naive_soft_entropy(adv1, adv2, inv_tau1, inv_tau2, eps):
@@ -233,6 +243,44 @@ def test_epsilon_ladder_is_apex_ladder():
         space.log_probs([q[:1]], torch.tensor([[0.5]], dtype=DTYPE))
     with pytest.raises(ValueError, match=r"l must be an integer in \[0, 255\]"):
         space.log_probs([q[:1]], torch.tensor([[256.0]], dtype=DTYPE))
+
+
+def test_a_ladder_subclass_is_another_ladder():
+    """size, base and alpha are what the formula, the range of l, E's box, Λ's points and the
+    text read: changing them in a subclass changes all of them."""
+
+    class ShortLadder(EpsilonLadder):
+        name = "short_ladder"
+        size, base, alpha = 8, 0.5, 3.0
+
+    space = ShortLadder()  # not registered: POLICY_SPACES stays as it is
+    assert space.bounds == space.default_box(1) == ((0.0, 7.0),)
+    np.testing.assert_array_equal(space.values(1)[:, 0], np.arange(8.0))
+    assert space.index_set_text() == "Λ = {ε_l = 0.5^(1 + 3·l/7) | l = 0…7}"
+    q = torch.tensor([[1.0, 3.0, 2.0]] * 2, dtype=DTYPE)
+    probs = space.probs([q], torch.tensor([[0.0], [7.0]], dtype=DTYPE))
+    tolerance = 4 * np.finfo(np.float64).eps  # a few ulps of the probabilities (≤ 1)
+    for row, eps in enumerate([0.5, 0.5 ** 4]):  # ε_0 = base, ε_7 = base^(1 + α)
+        np.testing.assert_allclose(probs[row].numpy(), [eps / 3, 1 - eps + eps / 3, eps / 3],
+                                   rtol=0, atol=tolerance)
+    with pytest.raises(ValueError, match=r"l must be an integer in \[0, 7\]"):
+        space.log_probs([q[:1]], torch.tensor([[8.0]], dtype=DTYPE))
+    assert get_policy_space("epsilon_ladder").size == 256  # the registered ladder is Ape-X's
+
+
+def test_texts_are_read_from_the_space():
+    soft = get_policy_space("soft_entropy")
+    assert soft.lambda_text() == "λ = (1/τ₁, 1/τ₂, ε)"
+    assert soft.index_set_text() == "λ = (1/τ₁, 1/τ₂, ε) ∈ [0, 50]×[0, 50]×[0, 1]"
+    assert soft.point_text(soft.fixed_selection) == "λ = (1/τ₁, 1/τ₂, ε) = (1, 0, 1)"
+    assert soft.policy_text(2) == soft.description  # two families: A₁ and A₂
+    assert soft.policy_text(1) == "ε·softmax(A/τ₁) + (1−ε)·softmax(A/τ₂)"
+    assert get_policy_space("boltzmann").index_set_text() == "λ = 1/τ ∈ [0, 50]"
+    assert get_policy_space("family_softmax").index_set_text(3).startswith("Λ = {i | i = 0…2}")
+    for space in POLICY_SPACES.values():  # every space has its texts, whatever its kind
+        families = next(f for f in (1, 2) if acts_with(space, f))
+        assert space.lambda_text().startswith("λ = ") and space.policy_text(families)
+        assert space.index_set_text(families)
 
 
 def test_family_softmax_acts_with_the_family_lambda_names():

@@ -1,14 +1,17 @@
 """A preset that trains with the normalized Boltzmann space: the paper's bandit E over its
 default search box, everything else as GDI-I¹. In gdi this is one more entry of
-``gdi.presets.PRESETS``; here it is added to the dictionary at run time."""
+``gdi.presets.PRESETS``; here it is added to the dictionary at run time. The π_λ and Λ columns
+of ``gdi presets`` are the space's own texts."""
 
+from gdi.policy_space import get_policy_space
 from gdi.presets import PRESETS, Preset, bandit_over
 
+space = get_policy_space("normalized_boltzmann")
 PRESETS["gdi-i1-normalized"] = Preset(
     name="gdi-i1-normalized",
     category="GDI-I¹",
-    policy="softmax(A/(τ·σ(A)))",
-    index_set="λ = 1/τ ∈ [0,10]",
+    policy=space.policy_text(1),
+    index_set=space.index_set_text(),
     initial_distribution="uniform",
     meta="bandit ensemble (MAB, App. Adaptive Controller)",
     learning=PRESETS["gdi-i1"].learning,

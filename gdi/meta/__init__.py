@@ -9,7 +9,7 @@ gives λ for the next episode, ``update(λ, G)`` reports its return, and ``state
 
 from gdi.meta.bandit import MODES, BanditEnsemble
 from gdi.meta.base import MetaController, default_index_names
-from gdi.meta.fixed import FixedIndex, UniformIndex, epsilon_ladder
+from gdi.meta.fixed import FixedIndex, UniformIndex
 from gdi.meta.plotting import plot_meta_history
 from gdi.meta.registry import CONTROLLERS, make_controller
 from gdi.meta.sliding_window_ucb import SlidingWindowUCB
@@ -52,7 +52,6 @@ __all__ = [
     "demo_controller",
     "demo_summary",
     "demo_surface",
-    "epsilon_ladder",
     "make_controller",
     "num_blocks",
     "num_tiles",

@@ -22,6 +22,12 @@ def _space(name: str):
     return get_policy_space(name)
 
 
+def _one_point(space: str) -> str:
+    """Λ of a "w/o E" row: the space's fixed selection, its only point."""
+    chosen = _space(space)
+    return f"|Λ| = 1: {chosen.point_text(chosen.fixed_selection)}"
+
+
 def bandit_over(space: str) -> dict[str, Any]:
     """The paper's bandit over a policy space's default search box, block sizes and names."""
     chosen = _space(space)
@@ -83,8 +89,8 @@ LASER_FAMILIES = 4
 
 #: Agent57-like arms: Agent57's 32 arms as an 8 × 4 grid over (ε, 1/τ) of the
 #: ``epsilon_boltzmann`` space, ε from none to mostly uniform (Agent57's β_j, the
-#: intrinsic-reward weight, from 0 to its most exploratory), 1/τ within the paper's [0, 50]
-#: (Agent57's γ_j). ε stops short of 1: at ε = 1 every 1/τ is the same uniform policy, and four
+#: intrinsic-reward weight, from 0 to its most exploratory), 1/τ within the paper's search
+#: range (``INV_TEMPERATURE_SEARCH``; Agent57's γ_j). ε stops short of 1: at ε = 1 every 1/τ is the same uniform policy, and four
 #: of the 32 arms would be one.
 AGENT57_EPSILONS = (0.0, 0.01, 0.03, 0.1, 0.2, 0.3, 0.5, 0.8)
 AGENT57_INV_TEMPERATURES = (1.0, 5.0, 20.0, 50.0)
@@ -107,8 +113,8 @@ PRESETS: dict[str, Preset] = {
     "gdi-i3": Preset(
         name="gdi-i3",
         category="GDI-I³",
-        policy="ε·softmax(A/τ₁) + (1−ε)·softmax(A/τ₂)",
-        index_set="λ = (1/τ₁, 1/τ₂, ε) ∈ [0,50]×[0,50]×[0,1]",
+        policy=_space("soft_entropy").policy_text(1),
+        index_set=_space("soft_entropy").index_set_text(),
         initial_distribution="uniform",
         meta="bandit ensemble (MAB, App. Adaptive Controller)",
         learning=_T_ONE_FAMILY,
@@ -123,8 +129,8 @@ PRESETS: dict[str, Preset] = {
     "gdi-h3": Preset(
         name="gdi-h3",
         category="GDI-H³",
-        policy="ε·softmax(A₁/τ₁) + (1−ε)·softmax(A₂/τ₂)",
-        index_set="λ = (1/τ₁, 1/τ₂, ε) ∈ [0,50]×[0,50]×[0,1]",
+        policy=_space("soft_entropy").policy_text(2),
+        index_set=_space("soft_entropy").index_set_text(2),
         initial_distribution="uniform",
         meta="bandit ensemble (MAB, App. Adaptive Controller)",
         learning=_T_TWO_FAMILIES,
@@ -139,8 +145,8 @@ PRESETS: dict[str, Preset] = {
     "gdi-i1": Preset(
         name="gdi-i1",
         category="GDI-I¹",
-        policy="softmax(A/τ)",
-        index_set="λ = 1/τ ∈ [0,50]",
+        policy=_space("boltzmann").policy_text(1),
+        index_set=_space("boltzmann").index_set_text(),
         initial_distribution="uniform",
         meta="bandit ensemble (MAB, App. Adaptive Controller)",
         learning=_T_ONE_FAMILY,
@@ -155,9 +161,9 @@ PRESETS: dict[str, Preset] = {
     "gdi-i0": Preset(
         name="gdi-i0",
         category="GDI-I⁰ (w/o E)",
-        policy="ε·softmax(A/τ₁) + (1−ε)·softmax(A/τ₂)",
-        index_set="λ = (1/τ₁, 1/τ₂, ε), one point",
-        initial_distribution="one point [1/τ₁, 1/τ₂, ε] = [1, 0, 1]",
+        policy=_space("soft_entropy").policy_text(1),
+        index_set=_one_point("soft_entropy"),
+        initial_distribution="P_Λ(λ₀) = 1",
         meta="identity (fixed selection)",
         learning=_T_ONE_FAMILY,
         fields={
@@ -172,8 +178,8 @@ PRESETS: dict[str, Preset] = {
     "gdi-i3-uniform": Preset(
         name="gdi-i3-uniform",
         category="GDI-I³ (w/o E)",
-        policy="ε·softmax(A/τ₁) + (1−ε)·softmax(A/τ₂)",
-        index_set="λ = (1/τ₁, 1/τ₂, ε) ∈ [0,50]×[0,50]×[0,1]",
+        policy=_space("soft_entropy").policy_text(1),
+        index_set=_space("soft_entropy").index_set_text(),
         initial_distribution="uniform",
         meta="identity (P_Λ stays uniform over Λ)",
         learning=_T_ONE_FAMILY,
@@ -189,12 +195,12 @@ PRESETS: dict[str, Preset] = {
                "uniformly over the box for the whole run. GDI-I³ against it measures what "
                "optimizing P_Λ adds; GDI-I⁰ w/o E also changes Λ to one soft point."),
     ),
-    # --- the operator view: other methods as points of GDI (issue 19) ------------------------
+    # --- the operator view: other methods as points of GDI --------------------------------------
     "impala-like": Preset(
         name="impala-like",
         category="GDI-I⁰ (w/o E)",
-        policy="softmax(A)",
-        index_set="|Λ| = 1: λ = 1/τ = 1",
+        policy=_space("boltzmann").policy_text(1),
+        index_set=_one_point("boltzmann"),
         initial_distribution="P_Λ(λ₀) = 1",
         meta="identity",
         learning=_T_ONE_FAMILY,
@@ -212,8 +218,8 @@ PRESETS: dict[str, Preset] = {
     "dqn-like": Preset(
         name="dqn-like",
         category="GDI-I⁰ (w/o E)",
-        policy="(1−ε)·greedy(A) + ε·uniform",
-        index_set="|Λ| = 1: λ = ε = 0.1",
+        policy=_space("epsilon_greedy").policy_text(1),
+        index_set=_one_point("epsilon_greedy"),
         initial_distribution="P_Λ(λ₀) = 1",
         meta="identity",
         learning=_T_ONE_FAMILY,
@@ -230,8 +236,8 @@ PRESETS: dict[str, Preset] = {
     "r2d2-like": Preset(
         name="r2d2-like",
         category="GDI-I¹ (w/o E)",
-        policy="(1−ε_l)·greedy(A) + ε_l·uniform",
-        index_set="Λ = {ε_l = 0.4^(1 + 7·l/255) | l = 0…255}",
+        policy=_space("epsilon_ladder").policy_text(1),
+        index_set=_space("epsilon_ladder").index_set_text(),
         initial_distribution="uniform, |Λ|⁻¹",
         meta="identity (P_Λ stays uniform)",
         learning=_T_ONE_FAMILY,
@@ -249,9 +255,10 @@ PRESETS: dict[str, Preset] = {
     "agent57-like": Preset(
         name="agent57-like",
         category="GDI-I²",
-        policy="ε·uniform + (1−ε)·softmax(A/τ)",
-        index_set=(f"Λ = {{ε}} × {{1/τ}}, {len(AGENT57_EPSILONS)} × "
-                   f"{len(AGENT57_INV_TEMPERATURES)} = {len(AGENT57_ARMS)} arms"),
+        policy=_space("epsilon_boltzmann").policy_text(1),
+        index_set=("Λ = " + " × ".join(f"{{{s}}}" for s in _space("epsilon_boltzmann").symbols)
+                   + f", {len(AGENT57_INV_TEMPERATURES)} × {len(AGENT57_EPSILONS)} = "
+                   f"{len(AGENT57_ARMS)} arms"),
         initial_distribution="each arm once, in order",
         meta="sliding-window UCB (window 90, β = 1, ε_UCB = 0.5), Agent57's meta-controller",
         learning=_T_ONE_FAMILY,
@@ -274,8 +281,8 @@ PRESETS: dict[str, Preset] = {
     "laser-like": Preset(
         name="laser-like",
         category="GDI-H¹ (w/o E)",
-        policy="softmax(A_i)",
-        index_set=f"Λ = {{i | i = 1…K}}, the K = {LASER_FAMILIES} learners",
+        policy=_space("family_softmax").policy_text(LASER_FAMILIES),
+        index_set=_space("family_softmax").index_set_text(LASER_FAMILIES),
         initial_distribution="uniform, P_Λ(i) = 1/K",
         meta="identity (P_Λ stays uniform)",
         learning=_T_K_FAMILIES,

@@ -16,7 +16,6 @@ from gdi.meta import (
     UniformIndex,
     demo_controller,
     demo_surface,
-    epsilon_ladder,
     make_controller,
     run_controller,
 )
@@ -44,8 +43,7 @@ def test_fixed_index_never_moves():
 
 
 def test_uniform_over_a_finite_set():
-    values = epsilon_ladder(8)  # Ape-X: ε_i = 0.4^(1 + 7i/7)
-    np.testing.assert_allclose(values[[0, -1], 0], [0.4, 0.4**8])
+    values = 0.4 ** (1.0 + np.arange(8.0))[:, None]  # an 8-rung Ape-X ladder: 0.4^(1 + 7i/7)
     u = UniformIndex(values=values, index_names=("eps",), seed=0)
     draws = np.array([u.sample()[0] for _ in range(4000)])
     idx = np.argmin(np.abs(draws[:, None] - values[None, :, 0]), axis=1)
@@ -189,7 +187,6 @@ def test_every_controller_validates_updates(name):
         (lambda: SlidingWindowUCB(arms=[[1.0]], window=0), r"window must be an integer >= 1"),
         (lambda: SlidingWindowUCB(arms=[[1.0]], beta=-1.0), r"beta"),
         (lambda: SlidingWindowUCB(arms=[[1.0]], epsilon=1.5), r"epsilon must be in \[0, 1\]"),
-        (lambda: epsilon_ladder(0), r"n must be"),
     ],
 )
 def test_bad_arguments(call, match):
