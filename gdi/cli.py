@@ -14,6 +14,7 @@ import tyro
 from tyro.conf import Positional
 
 import gdi
+from gdi.meta.registry import CONTROLLERS
 from gdi.run_files import EVALUATION_POLICIES, POPULATION
 
 # Errors a user can cause with bad input. They are printed as one line and exit with code 2;
@@ -266,7 +267,7 @@ def plot_meta(run: Positional[Path], out: Path | None = None) -> None:
 
 
 def meta_demo(
-    controller: Literal["bandit", "uniform", "fixed", "sliding_window_ucb"] = "bandit",
+    controller: Literal[tuple(CONTROLLERS)] = "bandit",
     dims: Literal[1, 3] = 3,
     episodes: int = 3000,
     noise: float = 0.1,
@@ -279,7 +280,7 @@ def meta_demo(
     are near λ* next to uniform sampling's share.
 
     Args:
-        controller: Operator E: paper's bandit ensemble, uniform, fixed, Agent57's SW-UCB.
+        controller: Operator E, by its name in gdi.meta.CONTROLLERS (bandit: the paper's).
         dims: 1 (λ = 1/τ, GDI-I¹) or 3 (λ = (1/τ₁, 1/τ₂, ε), GDI-I³/H³).
         episodes: Episodes (sample → return → update rounds).
         noise: Standard deviation of the return noise (the peak return is 1).

@@ -1,11 +1,15 @@
 """Policy spaces π_λ and the bandit's λ ↔ x transforms (gdi.policy_space)."""
 
 import math
+import pkgutil
+import re
+from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 
+import gdi.policy_space
 from gdi.policy_space import (
     INDEX_TRANSFORMS,
     POLICY_SPACES,
@@ -30,6 +34,12 @@ def acts_with(space, families: int) -> bool:
     except ValueError:
         return False
     return True
+
+
+def first_families(space) -> int:
+    """The fewest parameter families ``space`` acts with (1, or 2 for a space that picks one
+    of K >= 2 families)."""
+    return next(f for f in (1, 2) if acts_with(space, f))
 
 
 def naive_soft_entropy(adv1, adv2, inv_tau1, inv_tau2, eps):
@@ -172,10 +182,16 @@ def test_bad_advantages_rejected():
 
 
 def test_registry_and_lookup():
-    assert set(POLICY_SPACES) == {"soft_entropy", "boltzmann", "epsilon_greedy", "epsilon_ladder",
-                                  "epsilon_boltzmann", "family_softmax"}
+    # Every module of the package but the shared two is a space that registered itself.
+    package = Path(gdi.policy_space.__file__).parent
+    modules = {f"gdi.policy_space.{m.name}" for m in pkgutil.iter_modules([str(package)])}
+    assert {type(space).__module__ for space in POLICY_SPACES.values()} == modules - {
+        "gdi.policy_space.base", "gdi.policy_space.functions"}
+    for name, space in POLICY_SPACES.items():
+        assert space.name == name and get_policy_space(name) is space
     assert get_policy_space("soft_entropy").index_names == ("inv_tau1", "inv_tau2", "eps")
-    with pytest.raises(ValueError, match=r"unknown policy space 'ucb'.*boltzmann"):
+    with pytest.raises(ValueError, match="unknown policy space 'ucb'; allowed: " + re.escape(
+            ", ".join(sorted(POLICY_SPACES)))):
         get_policy_space("ucb")
 
 
@@ -204,14 +220,13 @@ def test_policy_space_log_probs_take_lambda_as_last_axis():
     )
 
 
-@pytest.mark.parametrize(
-    ("name", "width"), [("soft_entropy", 2), ("boltzmann", 3), ("epsilon_greedy", 0),
-                        ("epsilon_ladder", 2), ("epsilon_boltzmann", 3), ("family_softmax", 2)]
-)
-def test_wrong_lambda_width_rejected(name, width):
+@pytest.mark.parametrize("name", sorted(POLICY_SPACES))
+@pytest.mark.parametrize("extra", [-1, 1])
+def test_wrong_lambda_width_rejected(name, extra):
     adv = torch.randn(4, 3)
-    with pytest.raises(ValueError, match=rf"{name}.*\[\.\.\., {POLICY_SPACES[name].dim}\]"):
-        POLICY_SPACES[name].log_probs([adv, adv], torch.ones(4, width))
+    space = POLICY_SPACES[name]
+    with pytest.raises(ValueError, match=rf"{name}.*\[\.\.\., {space.dim}\]"):
+        space.log_probs([adv, adv], torch.ones(4, space.dim + extra))
 
 
 def test_every_space_declares_one_entry_per_coordinate_and_a_box_inside_its_bounds():
@@ -219,7 +234,7 @@ def test_every_space_declares_one_entry_per_coordinate_and_a_box_inside_its_boun
         k = space.dim
         assert len(space.bounds) == len(space.search_box) == len(space.search_accuracies) == k
         assert len(space.inverse_temperatures) == k
-        families = 2 if space.name == "family_softmax" else 1
+        families = first_families(space)
         space.check_lambda_box(np.asarray(space.default_box(families)), families)
 
 
@@ -278,7 +293,7 @@ def test_texts_are_read_from_the_space():
     assert get_policy_space("boltzmann").index_set_text() == "λ = 1/τ ∈ [0, 50]"
     assert get_policy_space("family_softmax").index_set_text(3).startswith("Λ = {i | i = 0…2}")
     for space in POLICY_SPACES.values():  # every space has its texts, whatever its kind
-        families = next(f for f in (1, 2) if acts_with(space, f))
+        families = first_families(space)
         assert space.lambda_text().startswith("λ = ") and space.policy_text(families)
         assert space.index_set_text(families)
 
@@ -341,32 +356,52 @@ def test_transform_bad_inputs_rejected():
 # ---- the acting path (NumPy, probability space) ---------------------------------------------
 
 
+def lambdas_of(space, families: int, n: int, rng) -> np.ndarray:
+    """``n`` λ of a space, read from it: its points when Λ is discrete, else draws over its
+    default box, the box's two corners first; inverse temperatures also far past the box."""
+    points = space.values(families)
+    if points is not None:
+        return points[rng.integers(len(points), size=n)]
+    box = np.asarray(space.default_box(families), dtype=np.float64)
+    lam = rng.uniform(box[:, 0], box[:, 1], size=(n, space.dim))
+    lam[0], lam[1] = box[:, 0], box[:, 1]
+    lam[2] = np.where(space.inverse_temperatures, 1000.0, box[:, 1])
+    return lam
+
+
 @pytest.mark.parametrize("name", sorted(POLICY_SPACES))
 def test_acting_probs_equal_the_log_space_policy(name):
-    """The actor's NumPy π_λ against the equation: the naive mixture for the soft entropy
-    space, the torch functions for the others; λ at the ends of the search box included."""
+    """The actor's NumPy π_λ against the learner's torch π_λ, on λ drawn from each space's own
+    box or points (the box's corners and 1/τ = 1000 included), and on every family count the
+    test can give it."""
     rng = np.random.default_rng(11)
     n, a = 64, 6
-    adv1 = rng.normal(0, 3, (n, a)).astype(np.float32)
-    adv2 = rng.normal(0, 3, (n, a)).astype(np.float32)
-    adv1[0, 1] = adv1[0, 4]  # a tie for ε-greedy
     space = POLICY_SPACES[name]
-    lam = np.column_stack([rng.uniform(0, 50, n), rng.uniform(0, 50, n), rng.uniform(0, 1, n),
-                           rng.integers(0, 256, n), rng.integers(0, 2, n)])
-    lam[:4, :3] = [[0, 0, 0], [0, 50, 1], [50, 0, 0.5], [1000, 1000, 1]]
-    lam = lam[:, {"soft_entropy": [0, 1, 2], "boltzmann": [0], "epsilon_greedy": [2],
-                  "epsilon_ladder": [3], "epsilon_boltzmann": [1, 2],
-                  "family_softmax": [4]}[name]]
-    got = space.acting_probs(np.stack([adv1, adv2]), lam)
-    a1, a2, lt = (torch.from_numpy(x).double() for x in (adv1, adv2, lam))
-    if name == "soft_entropy":
-        want = naive_soft_entropy(a1, a2, lt[:, 0], lt[:, 1], lt[:, 2])
-        want[3] = torch.softmax(1000 * a1[3], -1)  # e^{1000·A} overflows the naive formula
-    else:
-        want = space.probs([a1, a2], lt)
+    families = first_families(space)
+    advs = rng.normal(0, 3, (families, n, a)).astype(np.float32)
+    advs[0, 3, 1] = advs[0, 3, 4]  # a tie for ε-greedy
+    lam = lambdas_of(space, families, n, rng)
+    got = space.acting_probs(advs, lam)
+    want = space.probs(torch.from_numpy(advs).double(), torch.from_numpy(lam))
     assert got.dtype == np.float64
     np.testing.assert_allclose(got, want.numpy(), rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(got.sum(-1), 1.0, rtol=1e-12)
+
+
+def test_soft_entropy_acting_probs_are_the_papers_mixture():
+    """The soft-entropy space's acting π_λ against the equation as written, on two families,
+    where e^{1000·A} overflows the naive formula and the mixture stays exact."""
+    rng = np.random.default_rng(12)
+    adv1, adv2 = rng.normal(0, 3, (2, 64, 6))
+    lam = np.column_stack([rng.uniform(0, 50, 64), rng.uniform(0, 50, 64), rng.uniform(0, 1, 64)])
+    lam[:4] = [[0, 0, 0], [0, 50, 1], [50, 0, 0.5], [1000, 1000, 1]]
+    got = POLICY_SPACES["soft_entropy"].acting_probs(np.stack([adv1, adv2]), lam)
+    a1, a2, lt = (torch.from_numpy(x) for x in (adv1, adv2, lam))
+    want = naive_soft_entropy(a1, a2, lt[:, 0], lt[:, 1], lt[:, 2])
+    want[3] = torch.softmax(1000 * a1[3], -1)  # ε = 1: the first component alone
+    tolerance = 8 * np.finfo(np.float64).eps  # a few ulps of probabilities, which are <= 1
+    np.testing.assert_allclose(got, want.numpy(), rtol=0, atol=tolerance)
+    np.testing.assert_allclose(got.sum(-1), 1.0, rtol=0, atol=tolerance)
 
 
 def test_acting_probs_reject_a_lambda_of_the_wrong_shape():

@@ -3,8 +3,9 @@ default search box, everything else as GDI-I¹. In gdi this is one more entry of
 ``gdi.presets.PRESETS``; here it is added to the dictionary at run time. The π_λ and Λ columns
 of ``gdi presets`` are the space's own texts."""
 
+from gdi.meta import meta_kwargs_over
 from gdi.policy_space import get_policy_space
-from gdi.presets import PRESETS, Preset, bandit_over
+from gdi.presets import PRESETS, Preset
 
 space = get_policy_space("normalized_boltzmann")
 PRESETS["gdi-i1-normalized"] = Preset(
@@ -18,7 +19,7 @@ PRESETS["gdi-i1-normalized"] = Preset(
     fields={
         "policy_space": "normalized_boltzmann",
         "meta_controller": "bandit",
-        "meta_kwargs": bandit_over("normalized_boltzmann"),
+        "meta_kwargs": meta_kwargs_over("bandit", space),
         "families": 1,
         "reward_shapes": ("log",),
     },

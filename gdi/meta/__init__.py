@@ -11,7 +11,7 @@ from gdi.meta.bandit import MODES, BanditEnsemble
 from gdi.meta.base import MetaController, default_index_names
 from gdi.meta.fixed import FixedIndex, UniformIndex
 from gdi.meta.plotting import plot_meta_history
-from gdi.meta.registry import CONTROLLERS, make_controller
+from gdi.meta.registry import CONTROLLERS, make_controller, meta_kwargs_over
 from gdi.meta.sliding_window_ucb import SlidingWindowUCB
 from gdi.meta.synthetic import (
     DemoResult,
@@ -53,6 +53,7 @@ __all__ = [
     "demo_summary",
     "demo_surface",
     "make_controller",
+    "meta_kwargs_over",
     "num_blocks",
     "num_tiles",
     "plot_meta_history",

@@ -30,13 +30,9 @@ from gdi.presets.algorithms import (
     LASER_FAMILIES,
     PRESETS,
     Preset,
-    bandit_over,
-    fixed_at,
     get_preset,
     index_set_note,
     preset_table,
-    uniform_in_box,
-    uniform_over,
 )
 from gdi.presets.scales import (
     DEFAULT_FRAMES,
@@ -56,16 +52,12 @@ __all__ = [
     "PRESETS",
     "SCALES",
     "Preset",
-    "bandit_over",
     "env_kind",
-    "fixed_at",
     "get_preset",
     "gym_inv_temperature_search",
     "index_set_note",
     "preset_table",
     "resolve_config",
-    "uniform_in_box",
-    "uniform_over",
 ]
 
 

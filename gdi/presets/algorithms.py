@@ -3,8 +3,9 @@ Study" (GDI-I³, GDI-H³, GDI-I¹, GDI-I⁰ and the E-ablation control) and the 
 "An Operator View of RL Methods" (``*-like``).
 
 A row fixes what makes an algorithm itself — the policy space Λ and π_λ, the initial P_Λ, the
-operator E and the parameter families of T. Boxes, index names and fixed selections are read
-from the policy spaces (``gdi.policy_space``); the scale comes from ``gdi.presets.scales``.
+operator E and the parameter families of T. Boxes, index names, fixed selections and the texts
+of Λ and π_λ are read from the policy spaces (``gdi.policy_space``; E's arguments through
+``gdi.meta.meta_kwargs_over``); the scale comes from ``gdi.presets.scales``.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from gdi.meta.registry import meta_kwargs_over
 from gdi.policy_space import get_policy_space
 from gdi.presets.scales import GYM_INV_TEMPERATURE_SEARCH
 
@@ -26,37 +28,6 @@ def _one_point(space: str) -> str:
     """Λ of a "w/o E" row: the space's fixed selection, its only point."""
     chosen = _space(space)
     return f"|Λ| = 1: {chosen.point_text(chosen.fixed_selection)}"
-
-
-def bandit_over(space: str) -> dict[str, Any]:
-    """The paper's bandit over a policy space's default search box, block sizes and names."""
-    chosen = _space(space)
-    return {
-        "ranges": chosen.search_box,
-        "accuracies": chosen.search_accuracies,
-        "index_names": chosen.index_names,
-    }
-
-
-def fixed_at(space: str) -> dict[str, Any]:
-    """The identity E of a "w/o E" row: the space's one fixed λ."""
-    chosen = _space(space)
-    return {"value": chosen.fixed_selection, "index_names": chosen.index_names}
-
-
-def uniform_over(space: str, families: int = 1) -> dict[str, Any]:
-    """The identity E of Ape-X/R2D2/LASER: P_Λ uniform over a discrete space's Λ."""
-    chosen = _space(space)
-    values = chosen.values(families)
-    return {"values": tuple(tuple(v) for v in values.tolist()),
-            "index_names": chosen.index_names}
-
-
-def uniform_in_box(space: str) -> dict[str, Any]:
-    """The identity E over a continuous Λ: P_Λ uniform over the box the bandit searches
-    (``bandit_over``), never updated — the bandit's own P_Λ⁽⁰⁾, kept for the whole run."""
-    chosen = _space(space)
-    return {"ranges": chosen.search_box, "index_names": chosen.index_names}
 
 
 @dataclass(frozen=True)
@@ -121,7 +92,7 @@ PRESETS: dict[str, Preset] = {
         fields={
             "policy_space": "soft_entropy",
             "meta_controller": "bandit",
-            "meta_kwargs": bandit_over("soft_entropy"),
+            "meta_kwargs": meta_kwargs_over("bandit", "soft_entropy"),
             "families": 1,
             "reward_shapes": ("log",),
         },
@@ -137,7 +108,7 @@ PRESETS: dict[str, Preset] = {
         fields={
             "policy_space": "soft_entropy",
             "meta_controller": "bandit",
-            "meta_kwargs": bandit_over("soft_entropy"),
+            "meta_kwargs": meta_kwargs_over("bandit", "soft_entropy"),
             "families": 2,
             "reward_shapes": ("log", "root"),
         },
@@ -153,7 +124,7 @@ PRESETS: dict[str, Preset] = {
         fields={
             "policy_space": "boltzmann",
             "meta_controller": "bandit",
-            "meta_kwargs": bandit_over("boltzmann"),
+            "meta_kwargs": meta_kwargs_over("bandit", "boltzmann"),
             "families": 1,
             "reward_shapes": ("log",),
         },
@@ -169,7 +140,7 @@ PRESETS: dict[str, Preset] = {
         fields={
             "policy_space": "soft_entropy",
             "meta_controller": "fixed",
-            "meta_kwargs": fixed_at("soft_entropy"),
+            "meta_kwargs": meta_kwargs_over("fixed", "soft_entropy"),
             "families": 1,
             "reward_shapes": ("log",),
         },
@@ -186,7 +157,7 @@ PRESETS: dict[str, Preset] = {
         fields={
             "policy_space": "soft_entropy",
             "meta_controller": "uniform",
-            "meta_kwargs": uniform_in_box("soft_entropy"),
+            "meta_kwargs": meta_kwargs_over("uniform", "soft_entropy"),
             "families": 1,
             "reward_shapes": ("log",),
         },
@@ -207,7 +178,7 @@ PRESETS: dict[str, Preset] = {
         fields={
             "policy_space": "boltzmann",
             "meta_controller": "fixed",
-            "meta_kwargs": fixed_at("boltzmann"),
+            "meta_kwargs": meta_kwargs_over("fixed", "boltzmann"),
             "families": 1,
             "reward_shapes": ("log",),
         },
@@ -226,7 +197,7 @@ PRESETS: dict[str, Preset] = {
         fields={
             "policy_space": "epsilon_greedy",
             "meta_controller": "fixed",
-            "meta_kwargs": fixed_at("epsilon_greedy"),
+            "meta_kwargs": meta_kwargs_over("fixed", "epsilon_greedy"),
             "families": 1,
             "reward_shapes": ("log",),
         },
@@ -244,7 +215,7 @@ PRESETS: dict[str, Preset] = {
         fields={
             "policy_space": "epsilon_ladder",
             "meta_controller": "uniform",
-            "meta_kwargs": uniform_over("epsilon_ladder"),
+            "meta_kwargs": meta_kwargs_over("uniform", "epsilon_ladder"),
             "families": 1,
             "reward_shapes": ("log",),
         },
@@ -265,8 +236,8 @@ PRESETS: dict[str, Preset] = {
         fields={
             "policy_space": "epsilon_boltzmann",
             "meta_controller": "sliding_window_ucb",
-            "meta_kwargs": {"arms": AGENT57_ARMS,
-                            "index_names": get_policy_space("epsilon_boltzmann").index_names},
+            "meta_kwargs": meta_kwargs_over("sliding_window_ucb", "epsilon_boltzmann",
+                                            arms=AGENT57_ARMS),
             "families": 1,
             "reward_shapes": ("log",),
         },
@@ -289,7 +260,7 @@ PRESETS: dict[str, Preset] = {
         fields={
             "policy_space": "family_softmax",
             "meta_controller": "uniform",
-            "meta_kwargs": uniform_over("family_softmax", LASER_FAMILIES),
+            "meta_kwargs": meta_kwargs_over("uniform", "family_softmax", LASER_FAMILIES),
             "families": LASER_FAMILIES,
             "reward_shapes": ("log",) * LASER_FAMILIES,
         },
