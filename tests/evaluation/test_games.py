@@ -4,6 +4,7 @@ import pytest
 from ale_py.registration import rom_id_to_name
 from ale_py.roms import get_all_rom_ids
 
+from gdi.envs import ATARI_57_GAMES
 from gdi.evaluation.games import (
     atari_games,
     atari_specs,
@@ -19,6 +20,8 @@ GAMES = atari_games()
 def test_57_distinct_games_and_specs():
     assert len(GAMES) == len(set(GAMES)) == 57
     assert len(atari_specs()) == len(set(atari_specs())) == 57
+    # The games are gdi.envs' 57, in the paper's (alphabetical) order: one list, two spellings.
+    assert atari_specs() == tuple(f"ale:{name}" for name in ATARI_57_GAMES)
 
 
 @pytest.mark.parametrize("game", GAMES)
