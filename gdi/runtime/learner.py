@@ -8,6 +8,7 @@ compute the loss, clip the global gradient norm, step AdamW.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -21,17 +22,11 @@ from gdi.runtime.sequences import SequenceBatch
 
 
 def loss_config(config: Config) -> LossConfig:
-    return LossConfig(
-        policy_space=config.policy_space,
-        reward_shapes=tuple(config.reward_shapes),
-        clip_rho=config.clip_rho,
-        clip_c=config.clip_c,
-        value_loss_scale=config.value_loss_scale,
-        q_loss_scale=config.q_loss_scale,
-        pg_loss_scale=config.pg_loss_scale,
-        entropy_scale=config.entropy_scale,
-        aux_loss_scale=config.aux_loss_scale,
-    )
+    """The loss's hyperparameters from the run's config: every LossConfig field that Config
+    also has (the others keep LossConfig's defaults)."""
+    return LossConfig(**{field.name: getattr(config, field.name)
+                         for field in dataclasses.fields(LossConfig)
+                         if hasattr(config, field.name)})
 
 
 def batch_to_tensors(batch: SequenceBatch, device: torch.device) -> dict[str, torch.Tensor]:
