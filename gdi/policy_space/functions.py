@@ -125,7 +125,8 @@ def soft_entropy_log_policy(
     eps_t = eps_t.unsqueeze(-1)
     # log(ε·p₁ + (1−ε)·p₂) as a max-shifted log-sum-exp of the two weighted log-components:
     # exact, finite wherever the mixture is positive (ε = 0 gives log ε = −inf, whose exp is 0
-    # and whose gradient is 0), and ~2.5× faster than torch.logaddexp's backward on the CPU.
+    # and whose gradient is 0), and faster than torch.logaddexp's backward on the CPU
+    # (docs/benchmarks.md, "Learner math").
     weighted1 = torch.log(eps_t) + log_p1
     weighted2 = torch.log1p(-eps_t) + log_p2
     top = torch.maximum(weighted1, weighted2).detach()

@@ -61,8 +61,8 @@ LASER_FAMILIES = 4
 #: Agent57-like arms: Agent57's 32 arms as an 8 × 4 grid over (ε, 1/τ) of the
 #: ``epsilon_boltzmann`` space, ε from none to mostly uniform (Agent57's β_j, the
 #: intrinsic-reward weight, from 0 to its most exploratory), 1/τ within the paper's search
-#: range (``INV_TEMPERATURE_SEARCH``; Agent57's γ_j). ε stops short of 1: at ε = 1 every 1/τ is the same uniform policy, and four
-#: of the 32 arms would be one.
+#: range (``INV_TEMPERATURE_SEARCH``; Agent57's γ_j). ε stops short of 1: at ε = 1 every 1/τ
+#: is the same uniform policy, and four of the 32 arms would be one.
 AGENT57_EPSILONS = (0.0, 0.01, 0.03, 0.1, 0.2, 0.3, 0.5, 0.8)
 AGENT57_INV_TEMPERATURES = (1.0, 5.0, 20.0, 50.0)
 AGENT57_ARMS = tuple((b, e) for e in AGENT57_EPSILONS for b in AGENT57_INV_TEMPERATURES)

@@ -14,10 +14,9 @@ from typing import Any
 
 #: Where E searches 1/τ on Gymnasium ids: [0, 1000] in the appendix's x = log(1 + 1/τ)
 #: coordinates, blocks of 0.1 in x, instead of the table's [0, 50] in 1/τ itself. The table's
-#: range is sized for Atari's advantages; CartPole's are ~0.1 (one wrong action is recovered
-#: from), and π_λ = softmax(A/τ) needs 1/τ far past 50 to act on them reliably. Measured on
-#: CartPole (docs/benchmarks.md): the mean final evaluation went from 375 (5 seeds) to 456 (7
-#: seeds), the worst run from 103 to 318.
+#: range is sized for Atari's advantages; CartPole's are small (one wrong action is recovered
+#: from), and π_λ = softmax(A/τ) needs 1/τ far past 50 to act on them reliably. What it
+#: changed on CartPole: docs/paper-choices.md, "the 1/τ search range on Gymnasium".
 GYM_INV_TEMPERATURE_SEARCH = {"transform": "log1p", "range": (0.0, math.log1p(1000.0)),
                               "accuracy": 0.1}
 
@@ -41,7 +40,7 @@ SCALES: dict[str, dict[str, Any]] = {
         "seq_len": 20,
         "seq_stride": 10,  # half overlap, as the paper's 40 + 80 with R2D2's stride 40
         # Same replay ratio as the paper (each sequence twice), twice the updates per frame of
-        # batch 32. GDI-I³ on Breakout at 1M frames (inline): seed 0 6.2 → 14.9, seed 1 5.3 → 12.3.
+        # batch 32, which learned more per frame (docs/paper-choices.md, "small-scale presets").
         "batch_size": 16,
         "min_replay": 64,
         "replay_capacity": 512,
@@ -51,15 +50,16 @@ SCALES: dict[str, dict[str, Any]] = {
         "push_every": 1,
         "eval_every": 100_000,
         "eval_episodes": 16,
-        # ~30 s of a run at ~3,300 frames/s; a checkpoint costs 8-23 ms (0.1 %).
+        # About half a minute of a run, which a checkpoint costs a fraction of a percent of
+        # (docs/benchmarks.md, "Checkpoints").
         "checkpoint_every_frames": 100_000,
     },
     "gym": {
         "torso": "mlp",
         "lstm_units": 64,
-        # Hidden ReLU layers in the A and V heads (R2D2's dueling heads): CartPole's values reach
-        # ~140 at γ = 0.99, which linear heads on the bounded LSTM output could not fit (best
-        # evaluation ~200 at 500k frames); with them every seed reaches 500.
+        # Hidden ReLU layers in the A and V heads (R2D2's dueling heads): CartPole's values at
+        # γ = 0.99 are larger than linear heads on the bounded LSTM output fit without saturating
+        # it (docs/paper-choices.md, "small-scale presets", has what it changed).
         "head_hidden": 256,
         "envs_per_actor": 16,
         "burn_in": 10,
