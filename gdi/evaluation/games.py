@@ -28,11 +28,12 @@ def _table() -> tuple[tuple[str, str], ...]:
         names = [row["game"] for row in csv.DictReader(f)]
     ale_names = {_key(name): name for name in ATARI_57_GAMES}
     matched = [ale_names.get(_key(name)) for name in names]
-    if None in matched or sorted(matched) != sorted(ATARI_57_GAMES):
+    unmatched = [name for name, ale in zip(names, matched, strict=True) if ale is None]
+    missing = sorted(set(ATARI_57_GAMES) - set(matched))
+    if unmatched or missing or len(names) != len(ATARI_57_GAMES):
         raise RuntimeError(
-            "data/games.csv and gdi.envs.ATARI_57_GAMES name different games: "
-            f"{sorted(set(names) - {n for n, m in zip(names, matched, strict=True) if m})} "
-            f"against {sorted(set(ATARI_57_GAMES) - set(matched))}")
+            f"data/games.csv and gdi.envs.ATARI_57_GAMES name different games (only in the "
+            f"CSV: {unmatched}; only in gdi.envs: {missing}; {len(names)} CSV rows)")
     return tuple((name, f"{ATARI_PREFIX}{ale}") for name, ale in zip(names, matched, strict=True))
 
 

@@ -73,6 +73,11 @@ def meta_kwargs_over(name: str, space, families: int = 1, arms=None) -> dict[str
         space = get_policy_space(space)
     params = inspect.signature(_registered(name)).parameters
     points = space.values(families)
+    if "arms" in params and points is None and arms is None:
+        raise ValueError(f"E {name!r} plays a finite set of arms, and policy space "
+                         f"{space.name!r} is a box: give the arms")
+    # An E given points (a discrete Λ's, or arms) gets no box besides.
+    gives_points = "arms" in params or ("values" in params and points is not None)
     chosen: dict[str, Any] = {}
     for param in params:
         if param == "index_names":
@@ -80,14 +85,10 @@ def meta_kwargs_over(name: str, space, families: int = 1, arms=None) -> dict[str
         elif param == "values" and points is not None:
             chosen[param] = _rows(points)
         elif param == "arms":
-            if points is None and arms is None:
-                raise ValueError(
-                    f"E {name!r} plays a finite set of arms, and policy space {space.name!r} "
-                    "is a box: give the arms")
             chosen[param] = _rows(arms if arms is not None else points)
-        elif param == "ranges" and not {"values", "arms"} & set(chosen):
+        elif param == "ranges" and not gives_points:
             chosen[param] = tuple(tuple(r) for r in space.default_box(families))
-        elif param == "accuracies" and "ranges" in chosen:
+        elif param == "accuracies" and not gives_points and "ranges" in params:
             chosen[param] = tuple(space.search_accuracies)
         elif param == "value":
             if space.fixed_selection is None:

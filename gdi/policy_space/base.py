@@ -3,8 +3,9 @@
 A space is one class in one file of this package: its torch log-probabilities (the learner's
 target policy), its NumPy acting probabilities next to them (the actor's and evaluator's
 path: no autograd, faster for one small batch per step; docs/benchmarks.md), its index names,
-the box λ may take, and the box E searches by default. ``@register`` adds it to ``POLICY_SPACES``; the
-package imports every module in it, so a new Λ touches its own file and a preset, nothing else.
+the box λ may take, the box E searches by default, and how tables write λ, Λ and π_λ.
+``@register`` adds it to ``POLICY_SPACES``; the package imports every module in it, so a new Λ
+touches its own file, nothing else (a preset may name it).
 
 Advantages arrive family-major: ``advs`` is ``[F, ..., A]`` (a tensor or a sequence of F
 tensors), one entry per parameter family (GDI-I: F = 1; GDI-H³: F = 2; LASER-like: K).

@@ -24,9 +24,9 @@ class EpsilonLadder(PolicySpace):
     name = "epsilon_ladder"
     index_names = ("l",)
     description = "(1−ε_l)·greedy(A) + ε_l·uniform"
-    #: Ape-X's and R2D2's ladder: L = 256 actors' ε, ε = 0.4, α = 7. The formula, the range of
-    #: l, the box E searches, the points of Λ and the texts all read these three, so a subclass
-    #: that changes them is another ladder.
+    #: Ape-X's and R2D2's ladder: L (size), ε (base) and α. The formula, the range of l, the box
+    #: E searches, the points of Λ and the texts all read these three, so a subclass that
+    #: changes them is another ladder.
     size: ClassVar[int] = 256
     base: ClassVar[float] = 0.4
     alpha: ClassVar[float] = 7.0

@@ -24,6 +24,24 @@ def test_57_distinct_games_and_specs():
     assert atari_specs() == tuple(f"ale:{name}" for name in ATARI_57_GAMES)
 
 
+def test_the_csv_and_gdi_envs_must_name_the_same_games(monkeypatch):
+    """The CSV ships the paper's spellings; the games themselves are gdi.envs' list, and a game
+    of one that the other lacks is an error, not a silently shorter table."""
+    import gdi.envs.spec
+    import gdi.evaluation.games
+
+    monkeypatch.setattr(gdi.envs.spec, "ATARI_57_GAMES", (*ATARI_57_GAMES[:-1], "Zaxon"))
+    gdi.evaluation.games._table.cache_clear()
+    try:
+        with pytest.raises(RuntimeError, match=r"only in the CSV: \['Zaxxon'\]; only in "
+                                               r"gdi.envs: \['Zaxon'\]"):
+            atari_specs()
+    finally:
+        monkeypatch.undo()
+        gdi.evaluation.games._table.cache_clear()
+    assert atari_specs()[-1] == "ale:Zaxxon"
+
+
 @pytest.mark.parametrize("game", GAMES)
 def test_every_game_maps_to_an_ale_rom_and_back(game):
     spec = game_to_spec(game)
