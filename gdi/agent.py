@@ -33,10 +33,11 @@ import numpy as np
 import torch
 
 from gdi.policy_space import get_policy_space
+from gdi.run_files import EVALUATION_POLICIES
 from gdi.runtime.actor import sample_actions
 from gdi.runtime.sequences import compress_reward
 
-POLICIES = ("population", "greedy")
+POLICIES = tuple(EVALUATION_POLICIES)
 
 # Config fields a checkpoint must share with the run it is filed under: what the environment
 # is, which agent it is, and every field that shapes the network or the meaning of λ.

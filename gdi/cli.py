@@ -15,6 +15,8 @@ from tyro.conf import Positional
 from tyro.constructors import PrimitiveConstructorSpec
 
 import gdi
+from gdi.meta.registry import CONTROLLERS
+from gdi.run_files import EVALUATION_POLICIES, POPULATION
 
 # Errors a user can cause with bad input. They are printed as one line and exit with code 2;
 # GDI_DEBUG=1 shows the traceback instead.
@@ -212,7 +214,7 @@ def evaluate(
     episodes: int = 32,
     envs: int = 32,
     seed: int | None = None,
-    policy: Literal["population", "greedy"] = "population",
+    policy: Literal[tuple(EVALUATION_POLICIES)] = POPULATION,
     allow_foreign_checkpoint: bool = False,
 ) -> None:
     """Play evaluation episodes with a run's checkpoint on fresh environments (raw,
@@ -252,7 +254,7 @@ def enjoy(
     run: Positional[Path],
     episodes: int = 1,
     video: Path | None = None,
-    policy: Literal["population", "greedy"] = "population",
+    policy: Literal[tuple(EVALUATION_POLICIES)] = POPULATION,
     checkpoint: str = "latest",
     seed: int | None = None,
     max_steps: int | None = None,
@@ -304,7 +306,7 @@ def plot_meta(run: Positional[Path], out: Path | None = None) -> None:
 
 
 def meta_demo(
-    controller: Literal["bandit", "uniform", "fixed", "sliding_window_ucb"] = "bandit",
+    controller: Literal[tuple(CONTROLLERS)] = "bandit",
     dims: Literal[1, 3] = 3,
     episodes: int = 3000,
     noise: float = 0.1,
@@ -317,7 +319,7 @@ def meta_demo(
     are near λ* next to uniform sampling's share.
 
     Args:
-        controller: Operator E: paper's bandit ensemble, uniform, fixed, Agent57's SW-UCB.
+        controller: Operator E, by its name in gdi.meta.CONTROLLERS (bandit: the paper's).
         dims: 1 (λ = 1/τ, GDI-I¹) or 3 (λ = (1/τ₁, 1/τ₂, ε), GDI-I³/H³).
         episodes: Episodes (sample → return → update rounds).
         noise: Standard deviation of the return noise (the peak return is 1).
@@ -399,8 +401,8 @@ def analyze_richness(
         clusters: k-means clusters of the embedding-free richness (0: distinct states / 5).
         threads: CPU threads of t-SNE and k-means (more than the free cores run slower).
     """
-    from gdi.analysis.richness import analyze_richness as run_analysis
     from gdi.analysis.richness import summary_lines
+    from gdi.analysis.richness_report import analyze_richness as run_analysis
 
     written = run_analysis(run_a, run_b, stages=stages, states=states, out=out, seed=seed,
                            grid=grid, clusters=clusters, threads=threads)

@@ -52,12 +52,10 @@ class Config:
     envs_per_actor: int = 32
     """Environments each actor steps with one batched forward pass."""
     policy_space: str = "soft_entropy"
-    """Index set Λ and π_λ (gdi.policy_space): soft_entropy (λ = 1/τ₁, 1/τ₂, ε), boltzmann
-    (λ = 1/τ), epsilon_greedy (λ = ε), epsilon_ladder (λ = l, Ape-X's ε_l), epsilon_boltzmann
-    (λ = 1/τ, ε), family_softmax (λ = the acting family)."""
+    """Index set Λ and π_λ: a space of gdi.policy_space by its name."""
     meta_controller: str = "bandit"
-    """Operator E over P_Λ: bandit (the paper's), fixed (w/o E), uniform, sliding_window_ucb;
-    its λ dimension must be the policy space's."""
+    """Operator E over P_Λ: a controller of gdi.meta.CONTROLLERS by its name (bandit is the
+    paper's); its λ dimension must be the policy space's."""
     meta_kwargs: dict[str, Any] = field(default_factory=dict)
     """Arguments of the E controller (ranges, accuracies, fixed value, arms, ...)."""
     pull_every: int = 64
@@ -430,7 +428,8 @@ def apply_overrides(cfg: Config, assignments: list[str] | tuple[str, ...]) -> Co
 
 
 def field_docs() -> dict[str, str]:
-    """Field name → its docstring, read from this module's source (for tables and --help)."""
+    """Field name → its docstring, read from this module's source (for tables and --help); the
+    fields that name a registered part end with the names their registry holds now."""
     import ast
     import inspect
 
@@ -441,4 +440,20 @@ def field_docs() -> dict[str, str]:
         if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
             if isinstance(following, ast.Expr) and isinstance(following.value, ast.Constant):
                 docs[node.target.id] = str(following.value.value).strip()
+    for name, choices in registered_choices().items():
+        docs[name] += " One of: " + "; ".join(choices) + "."
     return docs
+
+
+def registered_choices() -> dict[str, list[str]]:
+    """For each field that names a registered Λ or E, its registry's names, each with what it
+    is (a space's λ and π_λ as the paper writes them): what ``gdi config`` and the
+    configuration page list, so that a newly registered part shows with no other edit."""
+    from gdi.meta.registry import CONTROLLERS
+    from gdi.policy_space import POLICY_SPACES
+
+    return {
+        "policy_space": [f"{name} ({space.lambda_text()}, π_λ = {space.description})"
+                         for name, space in sorted(POLICY_SPACES.items())],
+        "meta_controller": list(CONTROLLERS),
+    }

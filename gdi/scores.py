@@ -30,9 +30,9 @@ from pathlib import Path
 import numpy as np
 
 from gdi.atomic import atomic_write
+from gdi.run_files import EVAL_DIR
 
 CONFIG_FILE = "config.json"
-EVAL_DIR = "eval"
 PERIODIC_PREFIX = "frames_"
 CONFIG_KEYS = ("env", "preset", "seed", "name")
 

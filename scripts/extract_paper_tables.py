@@ -8,9 +8,10 @@ Records" and "... SABER"). The same raw score is therefore printed up to fifteen
 copies do not always agree. This script parses every table cell, reconciles the copies into one
 raw score per (algorithm, game), and writes what ``gdi.evaluation`` reads:
 
-``games.csv``          game, spec, random, human_average, human_world_record (57 rows)
+``games.csv``          game, random, human_average, human_world_record (57 rows; the ``ale:``
+                       spec of each is gdi.evaluation.games', matched to gdi.envs)
 ``algorithms.csv``     algorithm, label, training_frames, category, source
-``scores.csv``         algorithm, game, spec, raw_score, training_frames (one row per pair;
+``scores.csv``         algorithm, game, raw_score, training_frames (one row per pair;
                        an empty raw_score is the paper's N/A, never zero)
 ``paper_summary.csv``  algorithm, statistic, printed: the ``\\def`` macros of the preamble that
                        the "Full Performance Comparison" table prints
@@ -102,12 +103,6 @@ class Conflict:
     printed: dict[str, list[str]]  # printed text -> tables printing it
     kept: str
     reason: str
-
-
-def spec_of(game: str) -> str:
-    """The gdi.envs spec of a paper game name: its words capitalized and joined (the ALE ROM
-    id in Gymnasium's CamelCase, e.g. "Wizard of Wor" -> ``ale:WizardOfWor``)."""
-    return "ale:" + "".join(word[:1].upper() + word[1:] for word in game.split())
 
 
 def _clean(cell: str) -> str:
@@ -355,8 +350,8 @@ def write_csvs(out: Path, tex: str) -> tuple[list[Conflict], list, list[str]]:
     out.mkdir(parents=True, exist_ok=True)
     _write(
         out / "games.csv",
-        ["game", "spec", "random", "human_average", "human_world_record"],
-        [[g, spec_of(g), *(_fmt(base[g][c]) for c in BASELINE_COLUMNS.values())] for g in games],
+        ["game", "random", "human_average", "human_world_record"],
+        [[g, *(_fmt(base[g][c]) for c in BASELINE_COLUMNS.values())] for g in games],
     )
     order = [spec[0] for spec in ALGORITHMS.values()]
     _write(
@@ -366,8 +361,8 @@ def write_csvs(out: Path, tex: str) -> tuple[list[Conflict], list, list[str]]:
     )
     _write(
         out / "scores.csv",
-        ["algorithm", "game", "spec", "raw_score", "training_frames"],
-        [[a, g, spec_of(g), kept[(a, g)], frames[a]] for a in order for g in games],
+        ["algorithm", "game", "raw_score", "training_frames"],
+        [[a, g, kept[(a, g)], frames[a]] for a in order for g in games],
     )
     _write(
         out / "paper_summary.csv",

@@ -7,6 +7,7 @@ import pytest
 
 from gdi.config import Config, apply_overrides, field_docs
 from gdi.meta import make_controller
+from gdi.policy_space import get_policy_space
 from gdi.presets import PRESETS, index_set_note, preset_table, resolve_config
 from tests.tolerance import tolerance
 
@@ -135,3 +136,8 @@ def test_preset_table_has_the_papers_columns():
     rows = preset_table()
     assert [r["name"] for r in rows] == list(PRESETS)
     assert set(rows[0]) == {"name", "category", "π_λ", "Λ", "P_Λ⁽⁰⁾", "E", "T"}
+    # Λ and π_λ are the policy space's own texts (its box, its formula), not copies of them.
+    by_name = {r["name"]: r for r in rows}
+    soft = get_policy_space("soft_entropy")
+    assert by_name["gdi-i3"]["Λ"] == soft.index_set_text() == by_name["gdi-h3"]["Λ"]
+    assert by_name["gdi-h3"]["π_λ"] == soft.description

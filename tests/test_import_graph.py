@@ -1,6 +1,8 @@
 """The arrows of DESIGN.md, read from the source: math packages (policy_space, meta, learning,
 nets, envs) never import runtime or cli; meta and learning never import each other; nets never
-imports learning. Every import counts, top-level or inside a function."""
+imports learning; evaluation reads run folders through the file layout below both
+(``gdi.scores``, ``gdi.run_files``) and never imports runtime. Every import counts, top-level
+or inside a function."""
 
 import ast
 from pathlib import Path
@@ -16,6 +18,7 @@ FORBIDDEN = {
     "meta": {"runtime", "cli", "learning"},
     "learning": {"runtime", "cli", "meta"},
     "nets": {"runtime", "cli", "learning"},
+    "evaluation": {"runtime", "cli"},
 }
 
 

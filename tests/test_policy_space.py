@@ -1,11 +1,15 @@
 """Policy spaces π_λ and the bandit's λ ↔ x transforms (gdi.policy_space)."""
 
 import math
+import pkgutil
+import re
+from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 
+import gdi.policy_space
 from gdi.policy_space import (
     INDEX_TRANSFORMS,
     POLICY_SPACES,
@@ -18,9 +22,25 @@ from gdi.policy_space import (
     soft_entropy_policy,
     x_to_inv_temperature,
 )
+from gdi.policy_space.epsilon_ladder import EpsilonLadder
 from tests.tolerance import assert_close
 
 DTYPE = torch.float64
+
+
+def acts_with(space, families: int) -> bool:
+    """Whether ``space`` acts with ``families`` parameter families (its own check says)."""
+    try:
+        space.check_families(families)
+    except ValueError:
+        return False
+    return True
+
+
+def first_families(space) -> int:
+    """The fewest parameter families ``space`` acts with (1, or 2 for a space that picks one
+    of K >= 2 families)."""
+    return next(f for f in (1, 2) if acts_with(space, f))
 
 
 def naive_soft_entropy(adv1, adv2, inv_tau1, inv_tau2, eps):
@@ -165,10 +185,16 @@ def test_bad_advantages_rejected():
 
 
 def test_registry_and_lookup():
-    assert set(POLICY_SPACES) == {"soft_entropy", "boltzmann", "epsilon_greedy", "epsilon_ladder",
-                                  "epsilon_boltzmann", "family_softmax"}
+    # Every module of the package but the shared two is a space that registered itself.
+    package = Path(gdi.policy_space.__file__).parent
+    modules = {f"gdi.policy_space.{m.name}" for m in pkgutil.iter_modules([str(package)])}
+    assert {type(space).__module__ for space in POLICY_SPACES.values()} == modules - {
+        "gdi.policy_space.base", "gdi.policy_space.functions"}
+    for name, space in POLICY_SPACES.items():
+        assert space.name == name and get_policy_space(name) is space
     assert get_policy_space("soft_entropy").index_names == ("inv_tau1", "inv_tau2", "eps")
-    with pytest.raises(ValueError, match=r"unknown policy space 'ucb'.*boltzmann"):
+    with pytest.raises(ValueError, match="unknown policy space 'ucb'; allowed: " + re.escape(
+            ", ".join(sorted(POLICY_SPACES)))):
         get_policy_space("ucb")
 
 
@@ -197,14 +223,13 @@ def test_policy_space_log_probs_take_lambda_as_last_axis():
     )
 
 
-@pytest.mark.parametrize(
-    ("name", "width"), [("soft_entropy", 2), ("boltzmann", 3), ("epsilon_greedy", 0),
-                        ("epsilon_ladder", 2), ("epsilon_boltzmann", 3), ("family_softmax", 2)]
-)
-def test_wrong_lambda_width_rejected(name, width):
+@pytest.mark.parametrize("name", sorted(POLICY_SPACES))
+@pytest.mark.parametrize("extra", [-1, 1])
+def test_wrong_lambda_width_rejected(name, extra):
     adv = torch.randn(4, 3)
-    with pytest.raises(ValueError, match=rf"{name}.*\[\.\.\., {POLICY_SPACES[name].dim}\]"):
-        POLICY_SPACES[name].log_probs([adv, adv], torch.ones(4, width))
+    space = POLICY_SPACES[name]
+    with pytest.raises(ValueError, match=rf"{name}.*\[\.\.\., {space.dim}\]"):
+        space.log_probs([adv, adv], torch.ones(4, space.dim + extra))
 
 
 def test_every_space_declares_one_entry_per_coordinate_and_a_box_inside_its_bounds():
@@ -212,7 +237,7 @@ def test_every_space_declares_one_entry_per_coordinate_and_a_box_inside_its_boun
         k = space.dim
         assert len(space.bounds) == len(space.search_box) == len(space.search_accuracies) == k
         assert len(space.inverse_temperatures) == k
-        families = 2 if space.name == "family_softmax" else 1
+        families = first_families(space)
         space.check_lambda_box(np.asarray(space.default_box(families)), families)
 
 
@@ -236,6 +261,42 @@ def test_epsilon_ladder_is_apex_ladder():
         space.log_probs([q[:1]], torch.tensor([[0.5]], dtype=DTYPE))
     with pytest.raises(ValueError, match=r"l must be an integer in \[0, 255\]"):
         space.log_probs([q[:1]], torch.tensor([[256.0]], dtype=DTYPE))
+
+
+def test_a_ladder_subclass_is_another_ladder():
+    """size, base and alpha are what the formula, the range of l, E's box, Λ's points and the
+    text read: changing them in a subclass changes all of them."""
+
+    class ShortLadder(EpsilonLadder):
+        name = "short_ladder"
+        size, base, alpha = 8, 0.5, 3.0
+
+    space = ShortLadder()  # not registered: POLICY_SPACES stays as it is
+    assert space.bounds == space.default_box(1) == ((0.0, 7.0),)
+    np.testing.assert_array_equal(space.values(1)[:, 0], np.arange(8.0))
+    assert space.index_set_text() == "Λ = {ε_l = 0.5^(1 + 3·l/7) | l = 0…7}"
+    q = torch.tensor([[1.0, 3.0, 2.0]] * 2, dtype=DTYPE)
+    probs = space.probs([q], torch.tensor([[0.0], [7.0]], dtype=DTYPE))
+    for row, eps in enumerate([0.5, 0.5 ** 4]):  # ε_0 = base, ε_7 = base^(1 + α)
+        assert_close(probs[row], [eps / 3, 1 - eps + eps / 3, eps / 3], magnitude=1.0)
+    with pytest.raises(ValueError, match=r"l must be an integer in \[0, 7\]"):
+        space.log_probs([q[:1]], torch.tensor([[8.0]], dtype=DTYPE))
+    assert get_policy_space("epsilon_ladder").size == 256  # the registered ladder is Ape-X's
+
+
+def test_texts_are_read_from_the_space():
+    soft = get_policy_space("soft_entropy")
+    assert soft.lambda_text() == "λ = (1/τ₁, 1/τ₂, ε)"
+    assert soft.index_set_text() == "λ = (1/τ₁, 1/τ₂, ε) ∈ [0, 50]×[0, 50]×[0, 1]"
+    assert soft.point_text(soft.fixed_selection) == "λ = (1/τ₁, 1/τ₂, ε) = (1, 0, 1)"
+    assert soft.policy_text(2) == soft.description  # two families: A₁ and A₂
+    assert soft.policy_text(1) == "ε·softmax(A/τ₁) + (1−ε)·softmax(A/τ₂)"
+    assert get_policy_space("boltzmann").index_set_text() == "λ = 1/τ ∈ [0, 50]"
+    assert get_policy_space("family_softmax").index_set_text(3).startswith("Λ = {i | i = 0…2}")
+    for space in POLICY_SPACES.values():  # every space has its texts, whatever its kind
+        families = first_families(space)
+        assert space.lambda_text().startswith("λ = ") and space.policy_text(families)
+        assert space.index_set_text(families)
 
 
 def test_family_softmax_acts_with_the_family_lambda_names():
@@ -297,32 +358,52 @@ def test_transform_bad_inputs_rejected():
 # ---- the acting path (NumPy, probability space) ---------------------------------------------
 
 
+def lambdas_of(space, families: int, n: int, rng) -> np.ndarray:
+    """``n`` λ of a space, read from it: its points when Λ is discrete, else draws over its
+    default box, the box's two corners first; inverse temperatures also far past the box."""
+    points = space.values(families)
+    if points is not None:
+        return points[rng.integers(len(points), size=n)]
+    box = np.asarray(space.default_box(families), dtype=np.float64)
+    lam = rng.uniform(box[:, 0], box[:, 1], size=(n, space.dim))
+    lam[0], lam[1] = box[:, 0], box[:, 1]
+    lam[2] = np.where(space.inverse_temperatures, 1000.0, box[:, 1])
+    return lam
+
+
 @pytest.mark.parametrize("name", sorted(POLICY_SPACES))
 def test_acting_probs_equal_the_log_space_policy(name):
-    """The actor's NumPy π_λ against the equation: the naive mixture for the soft entropy
-    space, the torch functions for the others; λ at the ends of the search box included."""
+    """The actor's NumPy π_λ against the learner's torch π_λ, on λ drawn from each space's own
+    box or points (the box's corners and 1/τ = 1000 included), and on every family count the
+    test can give it."""
     rng = np.random.default_rng(11)
     n, a = 64, 6
-    adv1 = rng.normal(0, 3, (n, a)).astype(np.float32)
-    adv2 = rng.normal(0, 3, (n, a)).astype(np.float32)
-    adv1[0, 1] = adv1[0, 4]  # a tie for ε-greedy
     space = POLICY_SPACES[name]
-    lam = np.column_stack([rng.uniform(0, 50, n), rng.uniform(0, 50, n), rng.uniform(0, 1, n),
-                           rng.integers(0, 256, n), rng.integers(0, 2, n)])
-    lam[:4, :3] = [[0, 0, 0], [0, 50, 1], [50, 0, 0.5], [1000, 1000, 1]]
-    lam = lam[:, {"soft_entropy": [0, 1, 2], "boltzmann": [0], "epsilon_greedy": [2],
-                  "epsilon_ladder": [3], "epsilon_boltzmann": [1, 2],
-                  "family_softmax": [4]}[name]]
-    got = space.acting_probs(np.stack([adv1, adv2]), lam)
-    a1, a2, lt = (torch.from_numpy(x).double() for x in (adv1, adv2, lam))
-    if name == "soft_entropy":
-        want = naive_soft_entropy(a1, a2, lt[:, 0], lt[:, 1], lt[:, 2])
-        want[3] = torch.softmax(1000 * a1[3], -1)  # e^{1000·A} overflows the naive formula
-    else:
-        want = space.probs([a1, a2], lt)
+    families = first_families(space)
+    advs = rng.normal(0, 3, (families, n, a)).astype(np.float32)
+    advs[0, 3, 1] = advs[0, 3, 4]  # a tie for ε-greedy
+    lam = lambdas_of(space, families, n, rng)
+    got = space.acting_probs(advs, lam)
+    want = space.probs(torch.from_numpy(advs).double(), torch.from_numpy(lam))
     assert got.dtype == np.float64
     assert_close(got, want)
     assert_close(got.sum(-1), 1.0)
+
+
+def test_soft_entropy_acting_probs_are_the_papers_mixture():
+    """The soft-entropy space's acting π_λ against the equation as written, on two families,
+    where e^{1000·A} overflows the naive formula and the mixture stays exact."""
+    rng = np.random.default_rng(12)
+    adv1, adv2 = rng.normal(0, 3, (2, 64, 6))
+    lam = np.column_stack([rng.uniform(0, 50, 64), rng.uniform(0, 50, 64), rng.uniform(0, 1, 64)])
+    lam[:4] = [[0, 0, 0], [0, 50, 1], [50, 0, 0.5], [1000, 1000, 1]]
+    got = POLICY_SPACES["soft_entropy"].acting_probs(np.stack([adv1, adv2]), lam)
+    a1, a2, lt = (torch.from_numpy(x) for x in (adv1, adv2, lam))
+    want = naive_soft_entropy(a1, a2, lt[:, 0], lt[:, 1], lt[:, 2])
+    want[3] = torch.softmax(1000 * a1[3], -1)  # ε = 1: the first component alone
+    # Probabilities ≤ 1 from a six-term normalization: the rule at magnitude 1, terms = 6.
+    assert_close(got, want, magnitude=1.0, terms=6)
+    assert_close(got.sum(-1), 1.0, terms=6)
 
 
 def test_acting_probs_reject_a_lambda_of_the_wrong_shape():

@@ -23,7 +23,8 @@ SPREAD_FLOOR = 1e-3
 class NormalizedBoltzmann(PolicySpace):
     name = "normalized_boltzmann"
     index_names = ("inv_tau",)
-    description = "softmax(A/(τ·σ(A)))  (Boltzmann on advantages in units of their spread)"
+    symbols = ("1/τ",)  # how tables write λ (gdi presets)
+    description = "softmax(A/(τ·σ(A)))"  # π_λ as tables write it
     bounds = ((0.0, None),)  # where λ may lie: any β ≥ 0 (β = 0 is the uniform policy)
     search_box = ((0.0, 10.0),)  # where E searches by default
     search_accuracies = (0.5,)  # the bandit's block size in that box

@@ -3,8 +3,9 @@
 App. "Atari Benchmark" and the score tables of App. "Experimental Results" name the games as
 the paper prints them ("Chopper Command", "Montezuma Revenge", "Up N Down"); gdi.envs names an
 Atari environment ``ale:<Name>`` with the ALE ROM's CamelCase name, as in Gymnasium's
-``ALE/<Name>-v5`` ("ale:ChopperCommand", "ale:MontezumaRevenge", "ale:UpNDown"). The mapping
-is shipped in ``data/games.csv``.
+``ALE/<Name>-v5`` ("ale:ChopperCommand", "ale:MontezumaRevenge", "ale:UpNDown"). The games are
+those of ``gdi.envs.ATARI_57_GAMES``; ``data/games.csv`` ships the paper's spelling of each (with
+its baselines), matched to the ALE name by ignoring case, spaces and punctuation.
 """
 
 from __future__ import annotations
@@ -19,8 +20,21 @@ ATARI_PREFIX = "ale:"
 
 @cache
 def _table() -> tuple[tuple[str, str], ...]:
+    """(the paper's name, ``ale:<Name>`` spec) of every game, in the paper's order."""
+    # Imported here: gdi.envs loads gymnasium, which reading a report's tables does not need.
+    from gdi.envs.spec import ATARI_57_GAMES
+
     with resources.files(__package__).joinpath("data/games.csv").open(encoding="utf-8") as f:
-        return tuple((row["game"], row["spec"]) for row in csv.DictReader(f))
+        names = [row["game"] for row in csv.DictReader(f)]
+    ale_names = {_key(name): name for name in ATARI_57_GAMES}
+    matched = [ale_names.get(_key(name)) for name in names]
+    unmatched = [name for name, ale in zip(names, matched, strict=True) if ale is None]
+    missing = sorted(set(ATARI_57_GAMES) - set(matched))
+    if unmatched or missing or len(names) != len(ATARI_57_GAMES):
+        raise RuntimeError(
+            f"data/games.csv and gdi.envs.ATARI_57_GAMES name different games (only in the "
+            f"CSV: {unmatched}; only in gdi.envs: {missing}; {len(names)} CSV rows)")
+    return tuple((name, f"{ATARI_PREFIX}{ale}") for name, ale in zip(names, matched, strict=True))
 
 
 def atari_games() -> tuple[str, ...]:

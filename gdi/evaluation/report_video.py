@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from gdi.evaluation.report_io import ReportFiles
+from gdi.run_files import CHECKPOINT_DIR, checkpoint_name, latest_checkpoint
 from gdi.scores import RunEvals
 
 VIDEO_MAX_STEPS = 1000
@@ -19,10 +20,8 @@ def evaluated_checkpoint(run: RunEvals) -> tuple[Path, str]:
     """The checkpoint whose network the run's last evaluation played, and a note: the one saved
     at the evaluation's frames, or the one ``gdi evaluate`` named; the latest checkpoint (and
     a note saying so) when that one was not kept."""
-    from gdi.runtime.checkpoint import checkpoint_name, latest_checkpoint
-
     final = run.final
-    folder = Path(run.run_dir) / "checkpoints"
+    folder = Path(run.run_dir) / CHECKPOINT_DIR
     for candidate in (folder / checkpoint_name(final.frames), folder / f"{final.checkpoint}.pt"):
         if candidate.is_file():
             return candidate, ""

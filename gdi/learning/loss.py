@@ -17,6 +17,7 @@ from typing import NamedTuple
 
 import torch
 
+from gdi.config import Config
 from gdi.learning.dueling import dueling_q
 from gdi.learning.retrace import retrace
 from gdi.learning.shaping import REWARD_SHAPES
@@ -27,29 +28,30 @@ __all__ = ["LossBatch", "LossConfig", "LossOutputs", "loss"]
 
 @dataclass(frozen=True)
 class LossConfig:
-    """Hyperparameters of the GDI loss; defaults are the paper's GDI-I³ row (App.
-    "Hyperparameters")."""
+    """Hyperparameters of the GDI loss. A field named as a ``gdi.config.Config`` field means
+    the same and defaults to Config's default (the paper's GDI-I³ row, App.
+    "Hyperparameters"); the runtime fills them from the run's Config."""
 
-    policy_space: str = "soft_entropy"
+    policy_space: str = Config.policy_space
     """Name in gdi.policy_space.POLICY_SPACES of the family π_λ the actors sampled from."""
-    reward_shapes: tuple[str, ...] = ("log",)
+    reward_shapes: tuple[str, ...] = Config.reward_shapes
     """One reward shape per parameter family: ("log",) for GDI-I³, ("log", "root") for GDI-H³."""
-    clip_rho: float = 1.05
-    """ρ̄: truncation of the V-trace importance weight (paper: 1.05)."""
-    clip_c: float = 1.05
-    """c̄: truncation of the V-trace and Retrace trace coefficients (paper: 1.05)."""
+    clip_rho: float = Config.clip_rho
+    """ρ̄: truncation of the V-trace importance weight."""
+    clip_c: float = Config.clip_c
+    """c̄: truncation of the V-trace and Retrace trace coefficients."""
     clip_pg_rho: float | None = None
     """Truncation of ρ in the policy-gradient advantage; None uses clip_rho."""
-    value_loss_scale: float = 1.0
-    """ξ, weight of the V-trace value loss (paper: 1.0)."""
-    q_loss_scale: float = 10.0
-    """α, weight of the Retrace Q loss (paper: 10.0)."""
-    pg_loss_scale: float = 10.0
-    """β, weight of the policy-gradient loss (paper: 10.0)."""
-    entropy_scale: float = 0.0
-    """Weight of the entropy bonus; the paper uses none (0.0), operator-view presets may."""
-    aux_loss_scale: float = 1.0
-    """Weight of the auxiliary forward/inverse dynamics losses (the paper gives none: 1.0)."""
+    value_loss_scale: float = Config.value_loss_scale
+    """ξ, weight of the V-trace value loss."""
+    q_loss_scale: float = Config.q_loss_scale
+    """α, weight of the Retrace Q loss."""
+    pg_loss_scale: float = Config.pg_loss_scale
+    """β, weight of the policy-gradient loss."""
+    entropy_scale: float = Config.entropy_scale
+    """Weight of the entropy bonus; the paper uses none, operator-view presets may."""
+    aux_loss_scale: float = Config.aux_loss_scale
+    """Weight of the auxiliary forward/inverse dynamics losses (the paper gives none)."""
 
     def __post_init__(self) -> None:
         if self.policy_space not in POLICY_SPACES:

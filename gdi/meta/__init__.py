@@ -9,9 +9,9 @@ gives λ for the next episode, ``update(λ, G)`` reports its return, and ``state
 
 from gdi.meta.bandit import MODES, BanditEnsemble
 from gdi.meta.base import MetaController, default_index_names
-from gdi.meta.fixed import FixedIndex, UniformIndex, epsilon_ladder
+from gdi.meta.fixed import FixedIndex, UniformIndex
 from gdi.meta.plotting import plot_meta_history
-from gdi.meta.registry import CONTROLLERS, make_controller
+from gdi.meta.registry import CONTROLLERS, make_controller, meta_kwargs_over
 from gdi.meta.sliding_window_ucb import SlidingWindowUCB
 from gdi.meta.synthetic import (
     DemoResult,
@@ -52,8 +52,8 @@ __all__ = [
     "demo_controller",
     "demo_summary",
     "demo_surface",
-    "epsilon_ladder",
     "make_controller",
+    "meta_kwargs_over",
     "num_blocks",
     "num_tiles",
     "plot_meta_history",

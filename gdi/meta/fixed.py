@@ -25,7 +25,7 @@ from gdi.meta.base import (
 )
 from gdi.meta.coordinates import CoordinateTransforms
 
-__all__ = ["FixedIndex", "UniformIndex", "epsilon_ladder"]
+__all__ = ["FixedIndex", "UniformIndex"]
 
 
 class FixedIndex:
@@ -90,9 +90,9 @@ class FixedIndex:
 class UniformIndex:
     """E = identity with P_Λ uniform: over a finite set of λ (``values``) or a box (``ranges``).
 
-    With ``values`` a set of ε (e.g. ``epsilon_ladder``) this is Ape-X's and R2D2's fixed
-    family of behavior policies, drawn per episode instead of per actor. With neither argument
-    it is uniform over the bandit's search box of the table: 1/τ₁, 1/τ₂ ∈ [0, 50], ε ∈ [0, 1].
+    With ``values`` the rungs of the ``epsilon_ladder`` policy space this is Ape-X's and R2D2's
+    fixed family of behavior policies, drawn per episode instead of per actor. With neither
+    argument it is uniform over the bandit's search box of the paper's soft-entropy space.
 
     A box is uniform in the bandit's coordinates x: ``ranges`` are in x and ``transforms`` map x
     to λ as the bandit's do (``gdi.meta.coordinates``), so that with the bandit's ranges and
@@ -187,15 +187,3 @@ class UniformIndex:
         check_state(state, self.kind, self._config)
         self._rng.bit_generator.state = state["rng"]
 
-
-def epsilon_ladder(n: int, base: float = 0.4, alpha: float = 7.0) -> np.ndarray:
-    """Ape-X's per-actor ε family ε_i = base^(1 + α·i/(n − 1)), as λ vectors ``[n, 1]``.
-
-    Horgan et al. 2018 (Ape-X), Sec. 4.1, also R2D2: ε ranges from 0.4 down to 0.4⁸ ≈ 6.6e-4.
-    """
-    if not (isinstance(n, (int, np.integer)) and n >= 1):
-        raise ValueError(f"n must be an integer >= 1, got {n!r}")
-    if not (0 < base < 1 and np.isfinite(alpha) and alpha >= 0):
-        raise ValueError(f"need 0 < base < 1 and alpha >= 0, got base={base}, alpha={alpha}")
-    i = np.arange(n, dtype=np.float64)
-    return (base ** (1.0 + alpha * i / max(n - 1, 1)))[:, None]

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from gdi.meta.base import MetaController, make_rng
-from gdi.meta.registry import CONTROLLERS, make_controller
+from gdi.meta.registry import make_controller, meta_kwargs_over
 
 __all__ = [
     "DemoResult",
@@ -102,30 +102,18 @@ def demo_surface(dims: int, noise: float = 0.1, **kwargs) -> SyntheticSurface:
 
 
 def demo_controller(name: str, dims: int, seed: int | np.random.Generator) -> MetaController:
-    """A controller of kind ``name`` set up for ``demo_surface(dims)``'s search box.
-
-    bandit: the paper's ensemble on the space's box and block sizes; uniform: uniform over the
-    box; fixed: the space's fixed selection; sliding_window_ucb: Agent57's bandit over a grid
-    of arms (16 values of 1/τ in 1-D; 4 × 4 × 2 = 32 arms in 3-D, Agent57's arm count), cell
-    centres.
+    """A controller of kind ``name`` set up for ``demo_surface(dims)``'s search box, as
+    ``meta_kwargs_over`` sets any registered E over the space: the paper's bandit on its box and
+    block sizes, uniform over the box, fixed at its fixed selection; an E that plays arms (as
+    Agent57's sliding-window UCB) over a grid of cell centres (16 values of 1/τ in 1-D;
+    4 × 4 × 2 = 32 arms in 3-D, Agent57's arm count).
     """
     space = _demo_space(dims)
-    if name not in CONTROLLERS:
-        return make_controller(name, seed)  # raises the registry's error
-    box, names = space.search_box, space.index_names
-    if name == "bandit":
-        return make_controller(name, seed, ranges=box, accuracies=space.search_accuracies,
-                               index_names=names)
-    if name == "uniform":
-        return make_controller(name, seed, ranges=box, index_names=names)
-    if name == "fixed":
-        return make_controller(name, seed, value=space.fixed_selection, index_names=names)
     levels = [16] if dims == 1 else [4, 4, 2]
-    axes = [
-        lo + (np.arange(n) + 0.5) * (hi - lo) / n for (lo, hi), n in zip(box, levels, strict=True)
-    ]
+    axes = [lo + (np.arange(n) + 0.5) * (hi - lo) / n
+            for (lo, hi), n in zip(space.search_box, levels, strict=True)]
     arms = np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1).reshape(-1, dims)
-    return make_controller(name, seed, arms=arms, index_names=names)
+    return make_controller(name, seed, **meta_kwargs_over(name, space, arms=arms))
 
 
 def run_controller(

@@ -6,14 +6,13 @@ state at each sequence start, the learner unrolls from it. A sequence can hold t
 episode and the start of the next (``gdi.runtime.sequences``); ``reset[t]`` marks the first
 observation of an episode, and the state is zeroed *before* step t for those batch entries.
 
-Speed (benchmarks/nets.py --compare; CPU, one thread, T=120, B=64, H=256, forward+backward):
-one ``nn.LSTM`` call over the whole sequence takes ~0.4 s against ~0.55 s for a per-step
-``LSTMCell`` loop, but one ``nn.LSTM`` call per short chunk costs more than a cell step (~0.7
-s for 120 one-step calls against ~0.5 s). So the sequence is cut at every step where *any*
-batch entry resets, and:
+Speed (benchmarks/nets.py --compare; the times are in docs/benchmarks.md, "Networks"): one
+``nn.LSTM`` call over the whole sequence is faster than a per-step ``LSTMCell`` loop, but one
+``nn.LSTM`` call per short chunk costs more than a cell step. So the sequence is cut at every
+step where *any* batch entry resets, and:
 
-* chunks of mean length >= :attr:`LSTMCore.min_mean_chunk` (3: the measured crossover was
-  ~40 chunks of a T=120 sequence): ``nn.LSTM`` runs on each reset-free chunk, and the state
+* chunks of mean length >= :attr:`LSTMCore.min_mean_chunk` (3, near the measured crossover
+  between the two): ``nn.LSTM`` runs on each reset-free chunk, and the state
   of the resetting entries is zeroed between chunks (the learner's case on ALE: a few resets
   per batch);
 * otherwise (acting, or resets at most steps): a per-step loop of ``torch.lstm_cell`` on the

@@ -22,7 +22,7 @@ growing every weight to ~100/H, one Adam step of size lr at a time.
 GDI-H's families share nothing (torso, core, heads, dynamics heads) and are built one after
 the other, so they start from different random draws. They run one after the other in
 ``forward``: on CPU a batched run of both (``torch.func.vmap`` over stacked parameters, i.e.
-grouped convolutions) was measured ~1.7-2.5× slower than the loop (benchmarks/nets.py).
+grouped convolutions) is slower than the loop (docs/benchmarks.md, "Networks").
 
 Alignment, stated once: ``prev_action[t]`` and ``prev_reward[t]`` are the action taken and the
 reward received *before* ``obs[t]``; ``reset[t]`` is True where ``obs[t]`` is the first

@@ -73,7 +73,7 @@ def _check_image_shape(torso: str, obs_shape: tuple[int, ...], layout: str | Non
 
 def _to_nchw(x: torch.Tensor, channels_last: bool) -> torch.Tensor:
     """``[N, C, H, W]`` logical layout in channels-last memory: the fast path of oneDNN (CPU)
-    and cuDNN convolutions (measured in benchmarks/nets.py: ~1.5-2× on CPU)."""
+    and cuDNN convolutions (docs/benchmarks.md, "Networks")."""
     if channels_last:
         x = x.permute(0, 3, 1, 2)
     return x.contiguous(memory_format=torch.channels_last)
@@ -83,8 +83,8 @@ def _relu_flat(x: torch.Tensor) -> torch.Tensor:
     """ReLU, then flatten ``[N, C, H, W]`` in C, H, W order for the linear layer. The
     convolutions leave channels-last memory, which flatten must copy anyway; copying *before*
     the ReLU keeps the ReLU's backward on one layout (its gradient arrives NCHW from flatten):
-    on a mixed layout it was the learner's third-largest kernel (MinAtar torso forward +
-    backward 4.3 → 3.4 ms; benchmarks/learner_speed.py)."""
+    on a mixed layout it is one of the learner's largest kernels (docs/benchmarks.md, "Levers
+    measured")."""
     return torch.relu(x.contiguous()).flatten(1)
 
 

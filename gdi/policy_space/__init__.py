@@ -1,15 +1,23 @@
 """Policy spaces {π_λ | λ ∈ Λ}: how an index λ and the network's advantages give a behavior policy.
 
 ``functions`` holds the math as pure torch functions (and the bandit's λ ↔ x transforms);
-``base`` defines what a space is and the registry; every other module here is one space, one
-class, registered by ``@register``. This package imports all its modules, so adding a Λ is
-adding a file (``epsilon_ladder.py`` was added that way) and a preset that names it.
+``base`` defines what a space is, the registry and the paper's search ranges; every other
+module here is one space, one class, registered by ``@register``. This package imports all its
+modules, so adding a Λ is adding a file: configs name it as ``policy_space``, and a preset may
+name it too.
 """
 
 import importlib
 import pkgutil
 
-from gdi.policy_space.base import POLICY_SPACES, PolicySpace, get_policy_space, register
+from gdi.policy_space.base import (
+    EPSILON_SEARCH,
+    INV_TEMPERATURE_SEARCH,
+    POLICY_SPACES,
+    PolicySpace,
+    get_policy_space,
+    register,
+)
 from gdi.policy_space.functions import (
     INDEX_TRANSFORMS,
     boltzmann_log_policy,
@@ -28,7 +36,9 @@ for _module in pkgutil.iter_modules(__path__):
         importlib.import_module(f"{__name__}.{_module.name}")
 
 __all__ = [
+    "EPSILON_SEARCH",
     "INDEX_TRANSFORMS",
+    "INV_TEMPERATURE_SEARCH",
     "POLICY_SPACES",
     "PolicySpace",
     "boltzmann_log_policy",

@@ -2,9 +2,10 @@
 
 A space is one class in one file of this package: its torch log-probabilities (the learner's
 target policy), its NumPy acting probabilities next to them (the actor's and evaluator's
-path: no autograd, ~2× faster for one small batch per step), its index names, the box λ may
-take, and the box E searches by default. ``@register`` adds it to ``POLICY_SPACES``; the
-package imports every module in it, so a new Λ touches its own file and a preset, nothing else.
+path: no autograd, faster for one small batch per step; docs/benchmarks.md), its index names,
+the box λ may take, the box E searches by default, and how tables write λ, Λ and π_λ.
+``@register`` adds it to ``POLICY_SPACES``; the package imports every module in it, so a new Λ
+touches its own file, nothing else (a preset may name it).
 
 Advantages arrive family-major: ``advs`` is ``[F, ..., A]`` (a tensor or a sequence of F
 tensors), one entry per parameter family (GDI-I: F = 1; GDI-H³: F = 2; LASER-like: K).
@@ -18,10 +19,23 @@ from typing import ClassVar
 import numpy as np
 import torch
 
-__all__ = ["POLICY_SPACES", "PolicySpace", "get_policy_space", "register"]
+__all__ = [
+    "EPSILON_SEARCH",
+    "INV_TEMPERATURE_SEARCH",
+    "POLICY_SPACES",
+    "PolicySpace",
+    "get_policy_space",
+    "register",
+]
 
 #: Every policy space by name, filled by ``@register`` as the package imports its modules.
 POLICY_SPACES: dict[str, PolicySpace] = {}
+
+#: Where the paper's bandit searches an inverse temperature 1/τ, and its block size there (App.
+#: "Hyperparameters": [0, 50] with blocks of 1.0); every space with a 1/τ coordinate searches it.
+INV_TEMPERATURE_SEARCH = ((0.0, 50.0), 1.0)
+#: The same for a mixture weight ε: [0, 1] with blocks of 0.1.
+EPSILON_SEARCH = ((0.0, 1.0), 0.1)
 
 
 class PolicySpace:
@@ -30,7 +44,13 @@ class PolicySpace:
 
     name: ClassVar[str]
     index_names: ClassVar[tuple[str, ...]]
+    """The λ coordinates' names in code, configs and logs (``inv_tau1``, ``eps``)."""
+    symbols: ClassVar[tuple[str, ...] | None] = None
+    """The same coordinates as the paper writes them (``1/τ₁``, ``ε``), for tables and notes;
+    None: the index names."""
     description: ClassVar[str]
+    """π_λ as the paper writes it (``ε·softmax(A₁/τ₁) + (1−ε)·softmax(A₂/τ₂)``); A₁, A₂ are
+    the first and last family's advantages, as ``policy_text`` says."""
     bounds: ClassVar[tuple[tuple[float, float | None], ...]]
     """Where each λ coordinate must lie, (low, high); high None: unbounded."""
     search_box: ClassVar[tuple[tuple[float, float], ...]]
@@ -88,6 +108,31 @@ class PolicySpace:
         """The finite Λ as λ vectors ``[n, k]`` for a discrete space; None for a box."""
         return None
 
+    # --- how tables and notes write it (``gdi presets``, ``gdi config``) --------------------
+    def lambda_text(self) -> str:
+        """λ in the paper's notation: ``λ = (1/τ₁, 1/τ₂, ε)``, ``λ = 1/τ``."""
+        symbols = self.symbols or self.index_names
+        return "λ = " + (symbols[0] if len(symbols) == 1 else f"({', '.join(symbols)})")
+
+    def point_text(self, value) -> str:
+        """One λ with its value: ``λ = (1/τ₁, 1/τ₂, ε) = (1, 0, 1)``, ``λ = ε = 0.1``."""
+        numbers = [f"{float(v):g}" for v in value]
+        shown = numbers[0] if len(numbers) == 1 else f"({', '.join(numbers)})"
+        return f"{self.lambda_text()} = {shown}"
+
+    def index_set_text(self, families: int = 1) -> str:
+        """Λ as E searches it by default: ``λ = (1/τ₁, 1/τ₂, ε) ∈ [0, 50]×[0, 50]×[0, 1]``;
+        a discrete space overrides it to list its points."""
+        box = "×".join(f"[{low:g}, {high:g}]" for low, high in self.default_box(families))
+        return f"{self.lambda_text()} ∈ {box}"
+
+    def policy_text(self, families: int) -> str:
+        """π_λ with ``families`` parameter families: the description, where with one family
+        A₁ and A₂ are the same advantages A."""
+        if families == 1:
+            return self.description.replace("A₁", "A").replace("A₂", "A")
+        return self.description
+
     # --- π_λ ------------------------------------------------------------------------------
     def log_probs(
         self, advs: torch.Tensor | Sequence[torch.Tensor], lam: torch.Tensor, *,
@@ -133,12 +178,15 @@ class PolicySpace:
 
 def register(cls: type[PolicySpace]) -> type[PolicySpace]:
     """Class decorator: add one instance of ``cls`` to ``POLICY_SPACES`` under ``cls.name``,
-    after checking that its declarations agree with each other."""
+    after checking that its declarations agree with each other (read from the instance, so a
+    declaration may be a property computed from other class attributes)."""
     space = cls()
     k = space.dim
     for attr in ("bounds", "search_box", "search_accuracies", "inverse_temperatures"):
-        if len(getattr(cls, attr)) != k:
+        if len(getattr(space, attr)) != k:
             raise TypeError(f"{cls.__name__}.{attr} needs one entry per index name ({k})")
+    if space.symbols is not None and len(space.symbols) != k:
+        raise TypeError(f"{cls.__name__}.symbols needs one entry per index name ({k})")
     if cls.name in POLICY_SPACES:
         raise TypeError(f"policy space {cls.name!r} is registered twice")
     POLICY_SPACES[cls.name] = space

@@ -1,12 +1,13 @@
 """Boltzmann space (GDI-I¹): λ = 1/τ, π_λ = softmax(A/τ), on family 1's advantages.
 
 Paper: Sec. "Ablation Study", Tab. "Summary of Algorithms of Ablation Study" (GDI-I¹); the
-search box is the soft-entropy box's 1/τ range, [0, 50] with blocks of 1.0.
+search box is the soft-entropy box's 1/τ range (``INV_TEMPERATURE_SEARCH``). IMPALA's actors
+are its point 1/τ = 1 (the ``impala-like`` preset).
 """
 
 import numpy as np
 
-from gdi.policy_space.base import PolicySpace, register
+from gdi.policy_space.base import INV_TEMPERATURE_SEARCH, PolicySpace, register
 from gdi.policy_space.functions import boltzmann_log_policy, softmax_np
 
 
@@ -14,10 +15,11 @@ from gdi.policy_space.functions import boltzmann_log_policy, softmax_np
 class Boltzmann(PolicySpace):
     name = "boltzmann"
     index_names = ("inv_tau",)
-    description = "softmax(A/τ)  (GDI-I¹, IMPALA with 1/τ = 1)"
+    symbols = ("1/τ",)
+    description = "softmax(A/τ)"
     bounds = ((0.0, None),)
-    search_box = ((0.0, 50.0),)
-    search_accuracies = (1.0,)
+    search_box = (INV_TEMPERATURE_SEARCH[0],)
+    search_accuracies = (INV_TEMPERATURE_SEARCH[1],)
     inverse_temperatures = (True,)
     #: IMPALA's actors sample from softmax(logits): 1/τ = 1.
     fixed_selection = (1.0,)

@@ -12,7 +12,7 @@ follows A, stands in for γ's horizon. It is the soft-entropy space with 1/τ₁
 
 import numpy as np
 
-from gdi.policy_space.base import PolicySpace, register
+from gdi.policy_space.base import EPSILON_SEARCH, INV_TEMPERATURE_SEARCH, PolicySpace, register
 from gdi.policy_space.functions import soft_entropy_log_policy, softmax_np
 
 
@@ -20,10 +20,11 @@ from gdi.policy_space.functions import soft_entropy_log_policy, softmax_np
 class EpsilonBoltzmann(PolicySpace):
     name = "epsilon_boltzmann"
     index_names = ("inv_tau", "eps")
-    description = "ε·uniform + (1−ε)·softmax(A/τ)  (Agent57-like 2-D grid)"
+    symbols = ("1/τ", "ε")
+    description = "ε·uniform + (1−ε)·softmax(A/τ)"
     bounds = ((0.0, None), (0.0, 1.0))
-    search_box = ((0.0, 50.0), (0.0, 1.0))
-    search_accuracies = (1.0, 0.1)
+    search_box = (INV_TEMPERATURE_SEARCH[0], EPSILON_SEARCH[0])
+    search_accuracies = (INV_TEMPERATURE_SEARCH[1], EPSILON_SEARCH[1])
     inverse_temperatures = (True, False)
     families = (1,)
 

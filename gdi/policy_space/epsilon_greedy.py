@@ -6,7 +6,7 @@ greedy(A) = greedy(Q) since Q = Ā + V shifts every action by the same V.
 import numpy as np
 import torch
 
-from gdi.policy_space.base import PolicySpace, register
+from gdi.policy_space.base import EPSILON_SEARCH, PolicySpace, register
 from gdi.policy_space.functions import epsilon_greedy_np, epsilon_greedy_policy
 
 
@@ -14,10 +14,11 @@ from gdi.policy_space.functions import epsilon_greedy_np, epsilon_greedy_policy
 class EpsilonGreedy(PolicySpace):
     name = "epsilon_greedy"
     index_names = ("eps",)
-    description = "(1−ε)·greedy(A) + ε·uniform  (DQN)"
+    symbols = ("ε",)
+    description = "(1−ε)·greedy(A) + ε·uniform"
     bounds = ((0.0, 1.0),)
-    search_box = ((0.0, 1.0),)
-    search_accuracies = (0.1,)
+    search_box = (EPSILON_SEARCH[0],)
+    search_accuracies = (EPSILON_SEARCH[1],)
     inverse_temperatures = (False,)
     #: DQN's ε once annealed (Mnih et al. 2015: 1 → 0.1 over the first 1M frames, then 0.1;
     #: MinAtar's DQN baseline the same), which the "w/o E" point keeps throughout.

@@ -10,50 +10,59 @@ This file is the whole of the space: the learner, the actor, E's defaults and co
 validation read everything from it (``gdi.policy_space`` imports every module it holds).
 """
 
+from typing import ClassVar
+
 import numpy as np
 import torch
 
 from gdi.policy_space.base import PolicySpace, register
 from gdi.policy_space.functions import epsilon_greedy_np, epsilon_greedy_policy
 
-#: Ape-X's and R2D2's ladder: L = 256 actors' ε, ε = 0.4, α = 7.
-LADDER_SIZE = 256
-LADDER_BASE = 0.4
-LADDER_ALPHA = 7.0
-
-
-def ladder_epsilon(index, size: int = LADDER_SIZE, base: float = LADDER_BASE,
-                   alpha: float = LADDER_ALPHA):
-    """ε_l = base^(1 + α·l/(L−1)) for index l (a float, NumPy array or torch tensor)."""
-    return base ** (1.0 + alpha * index / max(size - 1, 1))
-
 
 @register
 class EpsilonLadder(PolicySpace):
     name = "epsilon_ladder"
     index_names = ("l",)
-    description = (f"(1−ε_l)·greedy(A) + ε_l·uniform, ε_l = {LADDER_BASE}^(1 + {LADDER_ALPHA:g}·l/"
-                   f"{LADDER_SIZE - 1}), l = 0…{LADDER_SIZE - 1}  (Ape-X, R2D2)")
-    bounds = ((0.0, LADDER_SIZE - 1.0),)
-    search_box = ((0.0, LADDER_SIZE - 1.0),)
+    description = "(1−ε_l)·greedy(A) + ε_l·uniform"
+    #: Ape-X's and R2D2's ladder: L (size), ε (base) and α. The formula, the range of l, the box
+    #: E searches, the points of Λ and the texts all read these three, so a subclass that
+    #: changes them is another ladder.
+    size: ClassVar[int] = 256
+    base: ClassVar[float] = 0.4
+    alpha: ClassVar[float] = 7.0
     search_accuracies = (1.0,)
     inverse_temperatures = (False,)
     families = (1,)
 
+    @property
+    def bounds(self) -> tuple[tuple[float, float], ...]:
+        return ((0.0, self.size - 1.0),)
+
+    search_box = bounds  # E searches every rung
+
+    def epsilon(self, index):
+        """ε_l = base^(1 + α·l/(L−1)) for index l (a float, NumPy array or torch tensor)."""
+        return self.base ** (1.0 + self.alpha * index / max(self.size - 1, 1))
+
     def values(self, families: int) -> np.ndarray:
-        return np.arange(LADDER_SIZE, dtype=np.float64)[:, None]
+        return np.arange(self.size, dtype=np.float64)[:, None]
+
+    def index_set_text(self, families: int = 1) -> str:
+        top = self.size - 1
+        return f"Λ = {{ε_l = {self.base:g}^(1 + {self.alpha:g}·l/{top}) | l = 0…{top}}}"
 
     def _log_probs(self, advs, parts, validate):
         index = parts[0]
+        top = self.size - 1
         if validate and index.numel() and not (
             torch.equal(index, index.round()) and 0 <= float(index.min())
-            and float(index.max()) <= LADDER_SIZE - 1
+            and float(index.max()) <= top
         ):
             raise ValueError(
-                f"l must be an integer in [0, {LADDER_SIZE - 1}], got values in "
+                f"l must be an integer in [0, {top}], got values in "
                 f"[{float(index.min())}, {float(index.max())}]"
             )
-        return torch.log(epsilon_greedy_policy(advs[0], ladder_epsilon(index), validate=False))
+        return torch.log(epsilon_greedy_policy(advs[0], self.epsilon(index), validate=False))
 
     def _acting_probs(self, advs: np.ndarray, lam: np.ndarray) -> np.ndarray:
-        return epsilon_greedy_np(advs[0], ladder_epsilon(lam[:, 0:1]))
+        return epsilon_greedy_np(advs[0], self.epsilon(lam[:, 0:1]))

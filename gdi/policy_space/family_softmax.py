@@ -19,7 +19,8 @@ from gdi.policy_space.functions import softmax_np
 class FamilySoftmax(PolicySpace):
     name = "family_softmax"
     index_names = ("family",)
-    description = "softmax(A_i), i = the family an episode acts with  (LASER)"
+    symbols = ("i",)
+    description = "softmax(A_i)"
     bounds = ((0.0, None),)  # the top is K − 1: lambda_bounds
     search_box = ((0.0, 1.0),)  # with K = 2; default_box gives [0, K − 1]
     search_accuracies = (1.0,)
@@ -41,6 +42,9 @@ class FamilySoftmax(PolicySpace):
 
     def values(self, families: int) -> np.ndarray:
         return np.arange(families, dtype=np.float64)[:, None]
+
+    def index_set_text(self, families: int = 1) -> str:
+        return f"Λ = {{i | i = 0…{families - 1}}}, one per parameter family"
 
     def _log_probs(self, advs, parts, validate):
         stacked = torch.stack(list(advs))  # [K, ..., A]

@@ -10,7 +10,8 @@ so that β = 50 with advantages in the thousands gives no NaN or inf.
 
 All torch functions broadcast over leading dimensions: advantages are ``[..., A]`` and each λ
 component is ``[...]`` (one λ per environment or per sequence step). The policy-space classes
-(``gdi.policy_space.spaces``) put these together with their NumPy acting counterparts.
+(one module per space in ``gdi.policy_space``, on ``gdi.policy_space.base.PolicySpace``) put
+these together with their NumPy acting counterparts.
 """
 
 from __future__ import annotations
@@ -124,7 +125,8 @@ def soft_entropy_log_policy(
     eps_t = eps_t.unsqueeze(-1)
     # log(ε·p₁ + (1−ε)·p₂) as a max-shifted log-sum-exp of the two weighted log-components:
     # exact, finite wherever the mixture is positive (ε = 0 gives log ε = −inf, whose exp is 0
-    # and whose gradient is 0), and ~2.5× faster than torch.logaddexp's backward on the CPU.
+    # and whose gradient is 0), and faster than torch.logaddexp's backward on the CPU
+    # (docs/benchmarks.md, "Learner math").
     weighted1 = torch.log(eps_t) + log_p1
     weighted2 = torch.log1p(-eps_t) + log_p2
     top = torch.maximum(weighted1, weighted2).detach()

@@ -9,7 +9,7 @@ same advantages twice).
 
 import numpy as np
 
-from gdi.policy_space.base import PolicySpace, register
+from gdi.policy_space.base import EPSILON_SEARCH, INV_TEMPERATURE_SEARCH, PolicySpace, register
 from gdi.policy_space.functions import soft_entropy_log_policy, softmax_np
 
 
@@ -17,10 +17,11 @@ from gdi.policy_space.functions import soft_entropy_log_policy, softmax_np
 class SoftEntropy(PolicySpace):
     name = "soft_entropy"
     index_names = ("inv_tau1", "inv_tau2", "eps")
-    description = "ε·softmax(A₁/τ₁) + (1−ε)·softmax(A₂/τ₂)  (GDI-I³, GDI-H³)"
+    symbols = ("1/τ₁", "1/τ₂", "ε")
+    description = "ε·softmax(A₁/τ₁) + (1−ε)·softmax(A₂/τ₂)"
     bounds = ((0.0, None), (0.0, None), (0.0, 1.0))
-    search_box = ((0.0, 50.0), (0.0, 50.0), (0.0, 1.0))
-    search_accuracies = (1.0, 1.0, 0.1)
+    search_box = (INV_TEMPERATURE_SEARCH[0], INV_TEMPERATURE_SEARCH[0], EPSILON_SEARCH[0])
+    search_accuracies = (INV_TEMPERATURE_SEARCH[1], INV_TEMPERATURE_SEARCH[1], EPSILON_SEARCH[1])
     inverse_temperatures = (True, True, False)
     #: The paper's "Fixed Selection for [1/τ₁, 1/τ₂, ε]" of GDI-I⁰ (w/o E), App. "Hyperparameters":
     #: π = softmax(A₁), ε = 1 putting all weight on the first component.

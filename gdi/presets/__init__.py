@@ -11,386 +11,54 @@ index names and fixed selections are read from the policy spaces (``gdi.policy_s
   on a laptop CPU. Everything that defines the algorithm stays as in the paper, except where E
   searches 1/τ on ``gym:`` specs (``GYM_INV_TEMPERATURE_SEARCH``).
 
-``resolve_config(preset, env, ...)`` turns a preset and an env spec into a full ``Config``.
+The rows live in ``gdi.presets.algorithms``, the scales in ``gdi.presets.scales``; this package
+re-exports both, and ``resolve_config(preset, env, ...)`` joins a row and a scale into a full
+``Config``.
 """
 
 from __future__ import annotations
 
-import difflib
-import math
-from dataclasses import dataclass, field
 from typing import Any
 
 from gdi.config import Config
 from gdi.envs.spec import canonical_spec
 from gdi.policy_space import get_policy_space
+from gdi.presets.algorithms import (
+    AGENT57_ARMS,
+    AGENT57_EPSILONS,
+    AGENT57_INV_TEMPERATURES,
+    LASER_FAMILIES,
+    PRESETS,
+    Preset,
+    get_preset,
+    index_set_note,
+    preset_table,
+)
+from gdi.presets.scales import (
+    DEFAULT_FRAMES,
+    GYM_INV_TEMPERATURE_SEARCH,
+    SCALES,
+    env_kind,
+    gym_inv_temperature_search,
+)
 
-
-def _space(name: str):
-    return get_policy_space(name)
-
-
-def bandit_over(space: str) -> dict[str, Any]:
-    """The paper's bandit over a policy space's default search box, block sizes and names."""
-    chosen = _space(space)
-    return {
-        "ranges": chosen.search_box,
-        "accuracies": chosen.search_accuracies,
-        "index_names": chosen.index_names,
-    }
-
-
-def fixed_at(space: str) -> dict[str, Any]:
-    """The identity E of a "w/o E" row: the space's one fixed λ."""
-    chosen = _space(space)
-    return {"value": chosen.fixed_selection, "index_names": chosen.index_names}
-
-
-def uniform_over(space: str, families: int = 1) -> dict[str, Any]:
-    """The identity E of Ape-X/R2D2/LASER: P_Λ uniform over a discrete space's Λ."""
-    chosen = _space(space)
-    values = chosen.values(families)
-    return {"values": tuple(tuple(v) for v in values.tolist()),
-            "index_names": chosen.index_names}
-
-
-def uniform_in_box(space: str) -> dict[str, Any]:
-    """The identity E over a continuous Λ: P_Λ uniform over the box the bandit searches
-    (``bandit_over``), never updated — the bandit's own P_Λ⁽⁰⁾, kept for the whole run."""
-    chosen = _space(space)
-    return {"ranges": chosen.search_box, "index_names": chosen.index_names}
-
-
-#: Where E searches 1/τ on Gymnasium ids: [0, 1000] in the appendix's x = log(1 + 1/τ)
-#: coordinates, blocks of 0.1 in x, instead of the table's [0, 50] in 1/τ itself. The table's
-#: range is sized for Atari's advantages; CartPole's are ~0.1 (one wrong action is recovered
-#: from), and π_λ = softmax(A/τ) needs 1/τ far past 50 to act on them reliably. Measured on
-#: CartPole (docs/benchmarks.md): the mean final evaluation went from 375 (5 seeds) to 456 (7
-#: seeds), the worst run from 103 to 318.
-GYM_INV_TEMPERATURE_SEARCH = {"transform": "log1p", "range": (0.0, math.log1p(1000.0)),
-                              "accuracy": 0.1}
-
-
-@dataclass(frozen=True)
-class Preset:
-    name: str
-    category: str
-    """The paper's classification (GDI-Iⁿ / GDI-Hⁿ, "w/o E" where E is the identity)."""
-    policy: str
-    """π_λ, as the paper writes it."""
-    index_set: str
-    """Λ."""
-    initial_distribution: str
-    """P_Λ⁽⁰⁾."""
-    meta: str
-    """Operator E."""
-    learning: str
-    """Operator T."""
-    fields: dict[str, Any] = field(default_factory=dict)
-    """Config fields that define the algorithm (independent of the environment)."""
-    notes: str = ""
-    """What the preset is and is not of the method it is named after."""
-
-
-_T_ONE_FAMILY = "V-trace V, Retrace Q = Ā + V, policy gradient; one family θ, log reward shape"
-_T_TWO_FAMILIES = "as GDI-I³ per family: θ₁ on log-shaped, θ₂ on root-shaped rewards"
-_T_K_FAMILIES = "as GDI-I³ per family θ_i, each on all actors' data (log reward shape)"
-
-#: LASER-like: K learners (parameter families) sharing all data; K >= 2.
-LASER_FAMILIES = 4
-
-#: Agent57-like arms: Agent57's 32 arms as an 8 × 4 grid over (ε, 1/τ) of the
-#: ``epsilon_boltzmann`` space, ε from none to mostly uniform (Agent57's β_j, the
-#: intrinsic-reward weight, from 0 to its most exploratory), 1/τ within the paper's [0, 50]
-#: (Agent57's γ_j). ε stops short of 1: at ε = 1 every 1/τ is the same uniform policy, and four
-#: of the 32 arms would be one.
-AGENT57_EPSILONS = (0.0, 0.01, 0.03, 0.1, 0.2, 0.3, 0.5, 0.8)
-AGENT57_INV_TEMPERATURES = (1.0, 5.0, 20.0, 50.0)
-AGENT57_ARMS = tuple((b, e) for e in AGENT57_EPSILONS for b in AGENT57_INV_TEMPERATURES)
-
-_OPERATOR_VIEW_NOTE = ("The *-like presets (paper Sec. \"An Operator View of RL Methods\"): Λ, P_Λ, "
-                       "E and families as the paper describes the method; T, the network and "
-                       "the scale stay GDI-I³'s.")
-
-#: What every *-like preset takes from GDI rather than from its namesake.
-_FROM_GDI = ("From GDI, not from the namesake: T (V-trace for V, Retrace for Q = Ā + V, the "
-             "policy gradient on log π_λ, AdamW), the LSTM network with burn-in and the scale; "
-             "no target network, no n-step double Q-learning, no value rescaling h(x), no "
-             "entropy bonus.")
-_NO_PG_FOR_GREEDY = ("With an ε-greedy π_λ the policy-gradient term carries no gradient to A "
-                     "(greedy(A) is piecewise constant in A): A learns through Retrace's "
-                     "Q = Ā + V alone.")
-
-PRESETS: dict[str, Preset] = {
-    "gdi-i3": Preset(
-        name="gdi-i3",
-        category="GDI-I³",
-        policy="ε·softmax(A/τ₁) + (1−ε)·softmax(A/τ₂)",
-        index_set="λ = (1/τ₁, 1/τ₂, ε) ∈ [0,50]×[0,50]×[0,1]",
-        initial_distribution="uniform",
-        meta="bandit ensemble (MAB, App. Adaptive Controller)",
-        learning=_T_ONE_FAMILY,
-        fields={
-            "policy_space": "soft_entropy",
-            "meta_controller": "bandit",
-            "meta_kwargs": bandit_over("soft_entropy"),
-            "families": 1,
-            "reward_shapes": ("log",),
-        },
-    ),
-    "gdi-h3": Preset(
-        name="gdi-h3",
-        category="GDI-H³",
-        policy="ε·softmax(A₁/τ₁) + (1−ε)·softmax(A₂/τ₂)",
-        index_set="λ = (1/τ₁, 1/τ₂, ε) ∈ [0,50]×[0,50]×[0,1]",
-        initial_distribution="uniform",
-        meta="bandit ensemble (MAB, App. Adaptive Controller)",
-        learning=_T_TWO_FAMILIES,
-        fields={
-            "policy_space": "soft_entropy",
-            "meta_controller": "bandit",
-            "meta_kwargs": bandit_over("soft_entropy"),
-            "families": 2,
-            "reward_shapes": ("log", "root"),
-        },
-    ),
-    "gdi-i1": Preset(
-        name="gdi-i1",
-        category="GDI-I¹",
-        policy="softmax(A/τ)",
-        index_set="λ = 1/τ ∈ [0,50]",
-        initial_distribution="uniform",
-        meta="bandit ensemble (MAB, App. Adaptive Controller)",
-        learning=_T_ONE_FAMILY,
-        fields={
-            "policy_space": "boltzmann",
-            "meta_controller": "bandit",
-            "meta_kwargs": bandit_over("boltzmann"),
-            "families": 1,
-            "reward_shapes": ("log",),
-        },
-    ),
-    "gdi-i0": Preset(
-        name="gdi-i0",
-        category="GDI-I⁰ (w/o E)",
-        policy="ε·softmax(A/τ₁) + (1−ε)·softmax(A/τ₂)",
-        index_set="λ = (1/τ₁, 1/τ₂, ε), one point",
-        initial_distribution="one point [1/τ₁, 1/τ₂, ε] = [1, 0, 1]",
-        meta="identity (fixed selection)",
-        learning=_T_ONE_FAMILY,
-        fields={
-            "policy_space": "soft_entropy",
-            "meta_controller": "fixed",
-            "meta_kwargs": fixed_at("soft_entropy"),
-            "families": 1,
-            "reward_shapes": ("log",),
-        },
-    ),
-    # --- the control of the E ablation: GDI-I³ with E = identity -------------------------
-    "gdi-i3-uniform": Preset(
-        name="gdi-i3-uniform",
-        category="GDI-I³ (w/o E)",
-        policy="ε·softmax(A/τ₁) + (1−ε)·softmax(A/τ₂)",
-        index_set="λ = (1/τ₁, 1/τ₂, ε) ∈ [0,50]×[0,50]×[0,1]",
-        initial_distribution="uniform",
-        meta="identity (P_Λ stays uniform over Λ)",
-        learning=_T_ONE_FAMILY,
-        fields={
-            "policy_space": "soft_entropy",
-            "meta_controller": "uniform",
-            "meta_kwargs": uniform_in_box("soft_entropy"),
-            "families": 1,
-            "reward_shapes": ("log",),
-        },
-        notes=("The control of the E ablation: GDI-I³ in every part (Λ, π_λ, T, the bandit's "
-               "box and its P_Λ⁽⁰⁾) except that E is the identity, so each episode's λ is drawn "
-               "uniformly over the box for the whole run. GDI-I³ against it measures what "
-               "optimizing P_Λ adds; GDI-I⁰ w/o E also changes Λ to one soft point."),
-    ),
-    # --- the operator view: other methods as points of GDI (issue 19) ------------------------
-    "impala-like": Preset(
-        name="impala-like",
-        category="GDI-I⁰ (w/o E)",
-        policy="softmax(A)",
-        index_set="|Λ| = 1: λ = 1/τ = 1",
-        initial_distribution="P_Λ(λ₀) = 1",
-        meta="identity",
-        learning=_T_ONE_FAMILY,
-        fields={
-            "policy_space": "boltzmann",
-            "meta_controller": "fixed",
-            "meta_kwargs": fixed_at("boltzmann"),
-            "families": 1,
-            "reward_shapes": ("log",),
-        },
-        notes=("From IMPALA: Λ, P_Λ and E — its actors sample from the softmax policy "
-               "(1/τ = 1), one point, never changed. " + _FROM_GDI + " IMPALA's policy is a "
-               "head of its own; here it is softmax(A)."),
-    ),
-    "dqn-like": Preset(
-        name="dqn-like",
-        category="GDI-I⁰ (w/o E)",
-        policy="(1−ε)·greedy(A) + ε·uniform",
-        index_set="|Λ| = 1: λ = ε = 0.1",
-        initial_distribution="P_Λ(λ₀) = 1",
-        meta="identity",
-        learning=_T_ONE_FAMILY,
-        fields={
-            "policy_space": "epsilon_greedy",
-            "meta_controller": "fixed",
-            "meta_kwargs": fixed_at("epsilon_greedy"),
-            "families": 1,
-            "reward_shapes": ("log",),
-        },
-        notes=("From DQN: Λ, P_Λ and E — ε-greedy with ε = 0.1 (once annealed), one point, "
-               "never changed. " + _FROM_GDI + " " + _NO_PG_FOR_GREEDY),
-    ),
-    "r2d2-like": Preset(
-        name="r2d2-like",
-        category="GDI-I¹ (w/o E)",
-        policy="(1−ε_l)·greedy(A) + ε_l·uniform",
-        index_set="Λ = {ε_l = 0.4^(1 + 7·l/255) | l = 0…255}",
-        initial_distribution="uniform, |Λ|⁻¹",
-        meta="identity (P_Λ stays uniform)",
-        learning=_T_ONE_FAMILY,
-        fields={
-            "policy_space": "epsilon_ladder",
-            "meta_controller": "uniform",
-            "meta_kwargs": uniform_over("epsilon_ladder"),
-            "families": 1,
-            "reward_shapes": ("log",),
-        },
-        notes=("From Ape-X and R2D2: Λ, P_Λ and E — the actors' 256 ε, each episode drawing "
-               "one uniformly (Ape-X fixes one per actor: the same P_Λ over actors), never "
-               "changed. " + _FROM_GDI + " " + _NO_PG_FOR_GREEDY),
-    ),
-    "agent57-like": Preset(
-        name="agent57-like",
-        category="GDI-I²",
-        policy="ε·uniform + (1−ε)·softmax(A/τ)",
-        index_set=(f"Λ = {{ε}} × {{1/τ}}, {len(AGENT57_EPSILONS)} × "
-                   f"{len(AGENT57_INV_TEMPERATURES)} = {len(AGENT57_ARMS)} arms"),
-        initial_distribution="each arm once, in order",
-        meta="sliding-window UCB (window 90, β = 1, ε_UCB = 0.5), Agent57's meta-controller",
-        learning=_T_ONE_FAMILY,
-        fields={
-            "policy_space": "epsilon_boltzmann",
-            "meta_controller": "sliding_window_ucb",
-            "meta_kwargs": {"arms": AGENT57_ARMS,
-                            "index_names": get_policy_space("epsilon_boltzmann").index_names},
-            "families": 1,
-            "reward_shapes": ("log",),
-        },
-        notes=("From Agent57: E (its sliding-window UCB over 32 discrete arms) on a 2-D Λ gdi "
-               "can act with. " + _FROM_GDI + " NOT Agent57: its arms are (β, γ), the weight of an intrinsic (NGU) reward "
-               "and the discount of a network conditioned on them; gdi has no intrinsic reward "
-               "and no γ-conditioned network, so here the arms are (ε, 1/τ): ε mixes in the "
-               "uniform (exploratory) policy as β mixes in exploration, 1/τ sets how sharply "
-               "the policy follows A. Nor are Agent57's separate extrinsic and intrinsic value "
-               "heads here."),
-    ),
-    "laser-like": Preset(
-        name="laser-like",
-        category="GDI-H¹ (w/o E)",
-        policy="softmax(A_i)",
-        index_set=f"Λ = {{i | i = 1…K}}, the K = {LASER_FAMILIES} learners",
-        initial_distribution="uniform, P_Λ(i) = 1/K",
-        meta="identity (P_Λ stays uniform)",
-        learning=_T_K_FAMILIES,
-        fields={
-            "policy_space": "family_softmax",
-            "meta_controller": "uniform",
-            "meta_kwargs": uniform_over("family_softmax", LASER_FAMILIES),
-            "families": LASER_FAMILIES,
-            "reward_shapes": ("log",) * LASER_FAMILIES,
-        },
-        notes=("K parameter families sharing nothing but the replay: each actor episode acts "
-               "with one family drawn uniformly, and every family learns from all episodes. "
-               "The family index travels in λ, so a step's target policy is the family that "
-               "acted (LASER evaluates each learner's own policy on every sample). From LASER: "
-               "Λ, P_Λ, E and the K families. " + _FROM_GDI),
-    ),
-}
-
-# Scale by environment kind. "ale" is the paper's table (Config's defaults); the others are
-# small-scale defaults, documented in docs/paper-choices.md.
-SCALES: dict[str, dict[str, Any]] = {
-    "ale": {
-        "torso": "impala_deep",
-        # The table's "Num. Environments 160": 5 actors of 32, each with its own E (Alg. ACTOR).
-        "num_actors": 5,
-        "envs_per_actor": 32,
-        "eval_every": 1_000_000,
-        "log_every": 500_000,
-    },
-    "minatar": {
-        "torso": "minatar",
-        "lstm_units": 128,
-        "envs_per_actor": 32,
-        "burn_in": 10,
-        "seq_len": 20,
-        "seq_stride": 10,  # half overlap, as the paper's 40 + 80 with R2D2's stride 40
-        # Same replay ratio as the paper (each sequence twice), twice the updates per frame of
-        # batch 32. GDI-I³ on Breakout at 1M frames (inline): seed 0 6.2 → 14.9, seed 1 5.3 → 12.3.
-        "batch_size": 16,
-        "min_replay": 64,
-        "replay_capacity": 512,
-        "discount": 0.99,
-        "warmup_steps": 100,
-        "pull_every": 4,
-        "push_every": 1,
-        "eval_every": 100_000,
-        "eval_episodes": 16,
-        # ~30 s of a run at ~3,300 frames/s; a checkpoint costs 8-23 ms (0.1 %).
-        "checkpoint_every_frames": 100_000,
-    },
-    "gym": {
-        "torso": "mlp",
-        "lstm_units": 64,
-        # Hidden ReLU layers in the A and V heads (R2D2's dueling heads): CartPole's values reach
-        # ~140 at γ = 0.99, which linear heads on the bounded LSTM output could not fit (best
-        # evaluation ~200 at 500k frames); with them every seed reaches 500.
-        "head_hidden": 256,
-        "envs_per_actor": 16,
-        "burn_in": 10,
-        "seq_len": 20,
-        "seq_stride": 10,
-        "batch_size": 32,
-        "min_replay": 64,
-        "replay_capacity": 256,
-        "discount": 0.99,
-        "warmup_steps": 100,
-        "pull_every": 4,
-        "push_every": 1,
-        "eval_every": 50_000,
-        "log_every": 10_000,
-        "eval_episodes": 16,
-        "checkpoint_every_frames": 100_000,
-    },
-}
-
-DEFAULT_FRAMES = {"ale": 200_000_000, "minatar": 1_000_000, "gym": 1_000_000}
-
-
-def get_preset(name: str) -> Preset:
-    try:
-        return PRESETS[name]
-    except KeyError:
-        close = difflib.get_close_matches(name, list(PRESETS), n=3)
-        hint = f" (did you mean {', '.join(close)}?)" if close else ""
-        raise ValueError(
-            f"unknown preset {name!r}{hint}; allowed: {', '.join(PRESETS)}"
-        ) from None
-
-
-def env_kind(spec: str) -> str:
-    kind = spec.split(":", 1)[0].strip().lower() if ":" in spec else ""
-    if kind not in SCALES:
-        raise ValueError(
-            f"environment spec {spec!r} must start with one of "
-            f"{', '.join(k + ':' for k in SCALES)} (e.g. minatar:breakout, ale:Breakout)"
-        )
-    return kind
+__all__ = [
+    "AGENT57_ARMS",
+    "AGENT57_EPSILONS",
+    "AGENT57_INV_TEMPERATURES",
+    "DEFAULT_FRAMES",
+    "GYM_INV_TEMPERATURE_SEARCH",
+    "LASER_FAMILIES",
+    "PRESETS",
+    "SCALES",
+    "Preset",
+    "env_kind",
+    "get_preset",
+    "gym_inv_temperature_search",
+    "index_set_note",
+    "preset_table",
+    "resolve_config",
+]
 
 
 def resolve_config(preset: str, env: str, **fields: Any) -> Config:
@@ -410,54 +78,3 @@ def resolve_config(preset: str, env: str, **fields: Any) -> Config:
     values.update({k: v for k, v in fields.items() if v is not None})
     values["meta_kwargs"] = dict(values["meta_kwargs"])
     return Config(preset=preset, env=env, **values)
-
-
-def gym_inv_temperature_search(meta_kwargs: dict[str, Any], space) -> dict[str, Any]:
-    """The arguments of an E over a box (the bandit, or the uniform E of its control) with every
-    coordinate the policy space declares an inverse temperature searched as
-    ``GYM_INV_TEMPERATURE_SEARCH`` says; the others (ε) keep the paper's range."""
-    search = GYM_INV_TEMPERATURE_SEARCH
-    is_inv_tau = space.inverse_temperatures
-    searched = {
-        **meta_kwargs,
-        "transforms": tuple(search["transform"] if t else "identity" for t in is_inv_tau),
-        "ranges": tuple(search["range"] if t else tuple(r)
-                        for t, r in zip(is_inv_tau, meta_kwargs["ranges"], strict=True)),
-    }
-    if "accuracies" in meta_kwargs:  # the bandit's blocks; a uniform E has none
-        searched["accuracies"] = tuple(
-            search["accuracy"] if t else a
-            for t, a in zip(is_inv_tau, meta_kwargs["accuracies"], strict=True))
-    return searched
-
-
-def index_set_note() -> str:
-    """What ``gdi presets`` shows under its table: how Λ differs by environment kind, and what
-    each operator-view preset is and is not of the method it is named after."""
-    search = GYM_INV_TEMPERATURE_SEARCH
-    top = math.expm1(search["range"][1])
-    lines = [f"Λ as listed on ale: and minatar: specs; on gym: specs E searches each 1/τ in "
-             f"[0, {top:.0f}], in x = log(1 + 1/τ) coordinates with blocks of "
-             f"{search['accuracy']} (docs/paper-choices.md)."]
-    operator_view = [p for p in PRESETS.values() if p.name.endswith("-like")]
-    lines += [f"{p.name}: {p.notes}" for p in PRESETS.values()
-              if p.notes and p not in operator_view]
-    lines.append(_OPERATOR_VIEW_NOTE)
-    lines += [f"{p.name}: {p.notes}" for p in operator_view if p.notes]
-    return "\n".join(lines)
-
-
-def preset_table() -> list[dict[str, str]]:
-    """Rows of ``gdi presets``: the paper's ablation-summary columns for each preset."""
-    return [
-        {
-            "name": p.name,
-            "category": p.category,
-            "π_λ": p.policy,
-            "Λ": p.index_set,
-            "P_Λ⁽⁰⁾": p.initial_distribution,
-            "E": p.meta,
-            "T": p.learning,
-        }
-        for p in PRESETS.values()
-    ]

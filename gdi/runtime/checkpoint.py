@@ -1,6 +1,7 @@
 """Checkpoints written atomically, so that an interrupted write never costs the previous one.
 
-A checkpoint is one ``torch.save`` file ``checkpoints/ckpt_<frames>.pt``: written to a
+A checkpoint is one ``torch.save`` file ``checkpoints/ckpt_<frames>.pt`` (the naming and the
+listing are ``gdi.run_files``', re-exported here for the runtime's users): written to a
 temporary file in the same folder, flushed to disk, then renamed over (``os.replace`` is atomic
 on POSIX). A write that fails (full disk, read-only folder) leaves no partial file and raises a
 one-line :class:`~gdi.atomic.StorageError`; the earlier checkpoints are untouched. Loading a
@@ -12,14 +13,25 @@ passed over. Nothing is ever deleted on the user's behalf except checkpoints old
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import torch
 
 from gdi.atomic import StorageError, atomic_write, os_error_in
+from gdi.run_files import CHECKPOINT_DIR, checkpoint_name, latest_checkpoint, list_checkpoints
 
-_NAME = re.compile(r"^ckpt_(\d{12})\.pt$")
+__all__ = [
+    "FORMAT_VERSION",
+    "SET_ASIDE_SUFFIX",
+    "checkpoint_controller_states",
+    "checkpoint_name",
+    "latest_checkpoint",
+    "latest_valid_checkpoint",
+    "list_checkpoints",
+    "load_checkpoint",
+    "save_checkpoint",
+]
+
 FORMAT_VERSION = 1
 #: Suffix given to a corrupt checkpoint that a resume passed over: it is kept for inspection,
 #: but never loaded or counted among the ``keep`` most recent again (a corrupt file that still
@@ -27,23 +39,11 @@ FORMAT_VERSION = 1
 SET_ASIDE_SUFFIX = ".corrupt"
 
 
-def checkpoint_name(frames: int) -> str:
-    return f"ckpt_{frames:012d}.pt"
-
-
-def list_checkpoints(run_dir: Path) -> list[Path]:
-    """Checkpoints of a run, oldest first."""
-    folder = Path(run_dir) / "checkpoints"
-    if not folder.is_dir():
-        return []
-    return sorted(p for p in folder.iterdir() if _NAME.match(p.name))
-
-
 def save_checkpoint(run_dir: Path, frames: int, payload: dict, keep: int) -> Path:
     """Write ``checkpoints/ckpt_<frames>.pt`` atomically and prune to the ``keep`` newest.
     Raises StorageError (one line: the file, the reason, earlier checkpoints kept) when the
     file cannot be written; nothing is pruned then."""
-    folder = Path(run_dir) / "checkpoints"
+    folder = Path(run_dir) / CHECKPOINT_DIR
     path = folder / checkpoint_name(frames)
     try:
         folder.mkdir(parents=True, exist_ok=True)
@@ -76,13 +76,6 @@ def load_checkpoint(path: Path) -> dict:
     return payload
 
 
-def latest_checkpoint(run_dir: Path) -> Path:
-    found = list_checkpoints(run_dir)
-    if not found:
-        raise FileNotFoundError(f"{run_dir} has no checkpoints (looked in {run_dir}/checkpoints)")
-    return found[-1]
-
-
 def checkpoint_controller_states(payload: dict, num_actors: int) -> list[dict | None]:
     """Every actor's E state from a checkpoint: ``controllers`` (every backend writes it),
     or, in checkpoints written before the common format, the inline backend's ``actors``."""
@@ -107,7 +100,8 @@ def latest_valid_checkpoint(run_dir: Path) -> tuple[Path, dict, list[str]]:
     """
     found = list_checkpoints(run_dir)
     if not found:
-        raise FileNotFoundError(f"{run_dir} has no checkpoints (looked in {run_dir}/checkpoints)")
+        raise FileNotFoundError(
+            f"{run_dir} has no checkpoints (looked in {run_dir}/{CHECKPOINT_DIR})")
     failures: list[tuple[Path, str]] = []
     for path in reversed(found):
         try:

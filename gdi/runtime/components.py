@@ -58,10 +58,10 @@ def env_shapes(env_config, seed: int) -> EnvShapes:
 def flush_denormals(on: bool = True) -> None:
     """CPU arithmetic of this thread, and of the threads it starts from now on, treats
     denormal floats, |x| < 1.2e-38, as zero. Adam's moment estimates of parameters whose
-    gradients vanish decay into that range (15 % of the MinAtar learner's AdamW state after 1M
-    frames), where each operation takes a slow microcode path: from that state the fused AdamW
-    step takes 1.8 ms instead of 0.4 ms, ~9 % of a learner step. What it changes is below 1e-30
-    of an update (docs/benchmarks.md, "Learner speed"). Threads inherit the setting when they
+    gradients vanish decay into that range over a run, where each operation takes a slow
+    microcode path, so a trained learner's optimizer step slows down several times; what it
+    changes is below 1e-30 of an update (docs/benchmarks.md, "What a run's learner does that a
+    random batch does not: denormal floats", has the shares and times). Threads inherit the setting when they
     start, so every training process calls it before torch starts its worker threads (before
     it builds anything); ``flush_denormals(False)`` restores PyTorch's default."""
     torch.set_flush_denormal(on)

@@ -19,12 +19,10 @@ import numpy as np
 import torch
 
 from gdi.envs import env_seeds, make_vector_env
+from gdi.run_files import EVALUATION_POLICIES, POPULATION, eval_folder
 
-POLICY_DESCRIPTION = "π_λ with λ ~ P_Λ (current E, frozen during evaluation)"
-EVALUATION_POLICIES = {
-    "population": POLICY_DESCRIPTION,
-    "greedy": "π_λ with λ = E's greedy λ (highest value estimate, no exploration)",
-}
+#: What periodic evaluation during training records as its policy: the population's.
+POLICY_DESCRIPTION = EVALUATION_POLICIES[POPULATION]
 
 
 def play_episodes(
@@ -110,7 +108,7 @@ def evaluate_checkpoint(
     envs: int = 32,
     seed: int | None = None,
     on_episode: Callable[[], None] | None = None,
-    policy: str = "population",
+    policy: str = POPULATION,
     allow_foreign_checkpoint: bool = False,
 ):
     """Play ``episodes`` evaluation episodes with a run's checkpoint and write
@@ -125,9 +123,7 @@ def evaluate_checkpoint(
 
     if episodes < 1 or envs < 1:
         raise ValueError(f"episodes and envs must be >= 1, got {episodes} and {envs}")
-    if policy not in EVALUATION_POLICIES:
-        raise ValueError(f"unknown evaluation policy {policy!r}; allowed: "
-                         f"{', '.join(EVALUATION_POLICIES)}")
+    folder = eval_folder(policy)  # ValueError for an unknown policy, before any work
     agent = load_agent(run_dir, checkpoint, policy=policy, seed=seed,
                        allow_foreign_checkpoint=allow_foreign_checkpoint)
     config, path = agent.config, agent.checkpoint
@@ -137,6 +133,6 @@ def evaluate_checkpoint(
     written = write_eval_file(
         run_dir, path.stem, checkpoint=path.stem, frames=agent.frames, env=config.env,
         policy=EVALUATION_POLICIES[policy], seed=seed, episodes=results,
-        folder="eval" if policy == "population" else f"eval_{policy}",
+        folder=folder,
     )
     return written, results

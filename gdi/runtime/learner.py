@@ -8,6 +8,7 @@ compute the loss, clip the global gradient norm, step AdamW.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -21,17 +22,11 @@ from gdi.runtime.sequences import SequenceBatch
 
 
 def loss_config(config: Config) -> LossConfig:
-    return LossConfig(
-        policy_space=config.policy_space,
-        reward_shapes=tuple(config.reward_shapes),
-        clip_rho=config.clip_rho,
-        clip_c=config.clip_c,
-        value_loss_scale=config.value_loss_scale,
-        q_loss_scale=config.q_loss_scale,
-        pg_loss_scale=config.pg_loss_scale,
-        entropy_scale=config.entropy_scale,
-        aux_loss_scale=config.aux_loss_scale,
-    )
+    """The loss's hyperparameters from the run's config: every LossConfig field that Config
+    also has (the others keep LossConfig's defaults)."""
+    return LossConfig(**{field.name: getattr(config, field.name)
+                         for field in dataclasses.fields(LossConfig)
+                         if hasattr(config, field.name)})
 
 
 def batch_to_tensors(batch: SequenceBatch, device: torch.device) -> dict[str, torch.Tensor]:
@@ -42,8 +37,8 @@ def batch_to_tensors(batch: SequenceBatch, device: torch.device) -> dict[str, to
 class PinnedStaging:
     """Page-locked host buffers of one batch's shapes, for a CUDA learner: the data collector
     assembles each batch into them (``ReplayCollector.sample(out=...)``) and the learner
-    copies them to the GPU without a pageable bounce (the paper's ALE batch: 40 ms of an
-    H100 step from pageable memory, ~4 ms pinned; docs/benchmarks.md). A buffer is reused
+    copies them to the GPU without a pageable bounce, a large part of a GPU step at the paper's
+    batch otherwise (docs/benchmarks.md, "Levers measured"). A buffer is reused
     only after the step that read it has synchronized (it reads the gradient norm), so no copy
     is in flight when the collector writes the next batch."""
 
@@ -82,8 +77,9 @@ class Learner:
             betas=(config.adam_beta1, config.adam_beta2),
             eps=config.adam_eps,
             weight_decay=config.weight_decay,
-            # One fused kernel for all parameters: 0.5 ms instead of 2.2 ms per step for the
-            # MinAtar network on one CPU thread, ~4 % of a learner step.
+            # One fused kernel for all parameters instead of a few per tensor: several times
+            # faster for the small MinAtar network (docs/benchmarks.md, "Overhead against
+            # plain loops").
             fused=self.device.type in ("cpu", "cuda"),
         )
         if config.learner_compile:

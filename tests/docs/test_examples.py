@@ -14,23 +14,13 @@ import gdi
 import gdi.config
 import gdi.runtime.backend
 from gdi.meta.registry import CONTROLLERS
-from gdi.policy_space import POLICY_SPACES, get_policy_space
-from gdi.presets import PRESETS, resolve_config
+from gdi.policy_space import get_policy_space
+from gdi.presets import resolve_config
 from gdi.runtime.checkpoint import latest_checkpoint, load_checkpoint
 from gdi.runtime.wiring import train
 from tests.runtime.helpers import tiny_config
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "docs" / "examples"
-
-
-@pytest.fixture
-def registries():
-    """Registrations an example makes are undone after the test, so no other test sees them."""
-    saved = {id(r): dict(r) for r in (POLICY_SPACES, PRESETS, CONTROLLERS)}
-    yield
-    for registry in (POLICY_SPACES, PRESETS, CONTROLLERS):
-        registry.clear()
-        registry.update(saved[id(registry)])
 
 
 def run_example(name: str) -> dict:

@@ -4,6 +4,7 @@ import pytest
 from ale_py.registration import rom_id_to_name
 from ale_py.roms import get_all_rom_ids
 
+from gdi.envs import ATARI_57_GAMES
 from gdi.evaluation.games import (
     atari_games,
     atari_specs,
@@ -19,6 +20,26 @@ GAMES = atari_games()
 def test_57_distinct_games_and_specs():
     assert len(GAMES) == len(set(GAMES)) == 57
     assert len(atari_specs()) == len(set(atari_specs())) == 57
+    # The games are gdi.envs' 57, in the paper's (alphabetical) order: one list, two spellings.
+    assert atari_specs() == tuple(f"ale:{name}" for name in ATARI_57_GAMES)
+
+
+def test_the_csv_and_gdi_envs_must_name_the_same_games(monkeypatch):
+    """The CSV ships the paper's spellings; the games themselves are gdi.envs' list, and a game
+    of one that the other lacks is an error, not a silently shorter table."""
+    import gdi.envs.spec
+    import gdi.evaluation.games
+
+    monkeypatch.setattr(gdi.envs.spec, "ATARI_57_GAMES", (*ATARI_57_GAMES[:-1], "Zaxon"))
+    gdi.evaluation.games._table.cache_clear()
+    try:
+        with pytest.raises(RuntimeError, match=r"only in the CSV: \['Zaxxon'\]; only in "
+                                               r"gdi.envs: \['Zaxon'\]"):
+            atari_specs()
+    finally:
+        monkeypatch.undo()
+        gdi.evaluation.games._table.cache_clear()
+    assert atari_specs()[-1] == "ale:Zaxxon"
 
 
 @pytest.mark.parametrize("game", GAMES)

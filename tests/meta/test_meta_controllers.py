@@ -2,6 +2,7 @@
 sliding-window UCB, and the registry every preset goes through."""
 
 import pickle
+import re
 
 import numpy as np
 import pytest
@@ -16,11 +17,11 @@ from gdi.meta import (
     UniformIndex,
     demo_controller,
     demo_surface,
-    epsilon_ladder,
     make_controller,
+    meta_kwargs_over,
     run_controller,
 )
-from tests.tolerance import assert_close
+from gdi.policy_space import get_policy_space
 
 # -- FixedIndex ---------------------------------------------------------------------------
 
@@ -45,8 +46,7 @@ def test_fixed_index_never_moves():
 
 
 def test_uniform_over_a_finite_set():
-    values = epsilon_ladder(8)  # Ape-X: ε_i = 0.4^(1 + 7i/7)
-    assert_close(values[[0, -1], 0], [0.4, 0.4**8])
+    values = 0.4 ** (1.0 + np.arange(8.0))[:, None]  # an 8-rung Ape-X ladder: 0.4^(1 + 7i/7)
     u = UniformIndex(values=values, index_names=("eps",), seed=0)
     draws = np.array([u.sample()[0] for _ in range(4000)])
     idx = np.argmin(np.abs(draws[:, None] - values[None, :, 0]), axis=1)
@@ -131,22 +131,46 @@ def test_sliding_window_ucb_matches_arms_and_rejects_others():
 # -- the registry and the shared contract -------------------------------------------------
 
 
-def test_registry_names_and_errors():
-    assert set(CONTROLLERS) == {"bandit", "fixed", "uniform", "sliding_window_ucb"}
+ALL = sorted(CONTROLLERS)
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_every_registered_controller_is_built_by_name(name):
+    controller = demo_controller(name, 3, seed=0)  # through meta_kwargs_over, as presets are
+    assert isinstance(controller, CONTROLLERS[name])
+    assert controller.index_names == ("inv_tau1", "inv_tau2", "eps")
+
+
+def test_registry_errors_list_the_registered_names():
+    # The paper's E and the uniform control need no arguments: the paper's space is the default.
     assert isinstance(make_controller("bandit", 0), BanditEnsemble)
-    assert isinstance(make_controller("fixed", 0, value=(1.0,)), FixedIndex)
     assert isinstance(make_controller("uniform", np.random.default_rng(0)), UniformIndex)
     with pytest.raises(
         ValueError, match=r"unknown meta-controller 'bandits' \(did you mean 'bandit'"
     ):
         make_controller("bandits", 0)
-    with pytest.raises(ValueError, match=r"allowed: bandit, fixed, uniform, sliding_window_ucb"):
+    with pytest.raises(ValueError, match="allowed: " + re.escape(", ".join(CONTROLLERS)) + "$"):
         make_controller("ucb", 0)
     with pytest.raises(ValueError, match=r"unexpected argument\(s\) window.*allowed: ranges"):
         make_controller("bandit", 0, window=90)
 
 
-ALL = sorted(CONTROLLERS)
+def test_meta_kwargs_over_reads_the_space_through_the_constructors_parameter_names():
+    ladder = get_policy_space("epsilon_ladder")
+    assert meta_kwargs_over("fixed", "soft_entropy") == {
+        "value": (1.0, 0.0, 1.0), "index_names": ("inv_tau1", "inv_tau2", "eps")}
+    over_ladder = meta_kwargs_over("uniform", ladder)  # a discrete Λ: its points, no box
+    assert list(over_ladder) == ["values", "index_names"]
+    np.testing.assert_array_equal(over_ladder["values"], ladder.values(1))
+    bandit = meta_kwargs_over("bandit", "family_softmax", families=4)  # the box K sets
+    assert bandit["ranges"] == ((0.0, 3.0),) and bandit["accuracies"] == (1.0,)
+    assert meta_kwargs_over("sliding_window_ucb", ladder)["arms"] == over_ladder["values"]
+    with pytest.raises(ValueError, match=r"finite set of arms.*'soft_entropy' is a box"):
+        meta_kwargs_over("sliding_window_ucb", "soft_entropy")
+    with pytest.raises(ValueError, match=r"'epsilon_boltzmann' names none"):
+        meta_kwargs_over("fixed", "epsilon_boltzmann")
+    with pytest.raises(ValueError, match=r"unknown meta-controller 'ucb'"):
+        meta_kwargs_over("ucb", "soft_entropy")
 
 
 @pytest.mark.parametrize("name", ALL)
@@ -194,7 +218,6 @@ def test_every_controller_validates_updates(name):
         (lambda: SlidingWindowUCB(arms=[[1.0]], window=0), r"window must be an integer >= 1"),
         (lambda: SlidingWindowUCB(arms=[[1.0]], beta=-1.0), r"beta"),
         (lambda: SlidingWindowUCB(arms=[[1.0]], epsilon=1.5), r"epsilon must be in \[0, 1\]"),
-        (lambda: epsilon_ladder(0), r"n must be"),
     ],
 )
 def test_bad_arguments(call, match):
