@@ -451,7 +451,8 @@ def plot_e_learning(game: str, bandit_runs: Sequence[RunEvals],
 
     logs = [load_episode_log(r.run_dir) for r in bandit_runs]
     controls = [load_episode_log(r.run_dir) for r in control_runs]
-    estimates = [replayed_estimates(r.run_dir) for r in bandit_runs]
+    estimates = [replayed_estimates(r.run_dir, log=log)
+                 for r, log in zip(bandit_runs, logs, strict=True)]
     names = logs[0].index_names
     windows = 10
     fig = Figure(figsize=(4.3 * len(names), 6.6), layout="constrained")

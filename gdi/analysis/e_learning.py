@@ -138,22 +138,22 @@ def observed_returns(log: EpisodeLog, edges: np.ndarray, coordinate: int,
     block = np.clip(np.searchsorted(edges, values, side="right") - 1, 0, len(edges) - 2)
     counts = np.bincount(block, minlength=len(edges) - 1)
     sums = np.bincount(block, weights=log.returns[late], minlength=len(edges) - 1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(counts > 0, sums / np.maximum(counts, 1), np.nan), counts
+    return np.where(counts > 0, sums / np.maximum(counts, 1), np.nan), counts
 
 
-def replayed_estimates(run_dir: Path, at_frames: float | None = None,
-                       actor: int = 0) -> list[tuple[np.ndarray, np.ndarray]] | None:
+def replayed_estimates(run_dir: Path, at_frames: float | None = None, actor: int = 0,
+                       log: EpisodeLog | None = None) -> list[tuple[np.ndarray, np.ndarray]] | None:
     """E's estimated return per block of each coordinate (``BanditEnsemble.estimated_returns``)
     after the updates actor ``actor`` made up to ``at_frames`` (the end when None), rebuilt by
     feeding its ``meta.jsonl`` rows to a controller built as the run built it. None for an E
-    that keeps no estimate (uniform, fixed)."""
+    that keeps no estimate (uniform, fixed). ``log``: the run's ``load_episode_log``, when the
+    caller has read it already."""
     run_dir = Path(run_dir)
     config, _ = read_config(run_dir)
     controller = build_controller(config, actor_seed(config, actor))
     if not hasattr(controller, "estimated_returns"):
         return None
-    replay_updates(controller, load_episode_log(run_dir), actor, at_frames)
+    replay_updates(controller, log or load_episode_log(run_dir), actor, at_frames)
     return controller.estimated_returns()
 
 

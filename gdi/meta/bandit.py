@@ -505,9 +505,7 @@ class BanditEnsemble:
             n = int(self._nb[i])
             lo, hi = self._ranges[i]
             x_edges = np.minimum(lo + np.arange(n + 1) * self._acc[i], hi)
-            lam_edges = self._transforms.to_lambda(
-                np.tile(x_edges[:, None], (1, self.dim)))[:, i]
-            out.append((lam_edges, means[i, :n].copy()))
+            out.append((self._transforms.coordinate_to_lambda(x_edges, i), means[i, :n].copy()))
         return out
 
     def greedy(self) -> np.ndarray:

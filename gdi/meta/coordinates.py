@@ -40,6 +40,12 @@ class CoordinateTransforms:
             return x.copy()
         return np.stack([self._to_lam(x[..., i], t) for i, t in enumerate(self.names)], axis=-1)
 
+    def coordinate_to_lambda(self, x: np.ndarray, coordinate: int) -> np.ndarray:
+        """x of one coordinate (any shape) → its λ."""
+        if self._to_lam is None:
+            return np.array(x, dtype=np.float64)
+        return self._to_lam(x, self.names[coordinate])
+
     def to_x(self, lam: np.ndarray) -> np.ndarray:
         if self._to_x is None:
             return lam.copy()
