@@ -76,10 +76,6 @@ def parse_cell(cell: str) -> tuple[str, tuple[float, ...] | None]:
     return preset, values
 
 
-def _number(value: float) -> str:
-    return f"{value:g}"
-
-
 def cell_of(config: dict) -> str:
     """The grid cell a run's config belongs to: its preset, or ``PRESET@λ`` when the run fixed
     λ at another value than its preset's (what the report groups seeds by)."""
@@ -92,7 +88,7 @@ def cell_of(config: dict) -> str:
     default = get_preset(preset).fields.get("meta_kwargs", {}).get("value")
     if default is not None and value == tuple(float(v) for v in default):
         return preset
-    return f"{preset}{AT}{'/'.join(_number(v) for v in value)}"
+    return f"{preset}{AT}{'/'.join(f'{v:g}' for v in value)}"
 
 
 @dataclass(frozen=True)
@@ -156,8 +152,9 @@ def _eval_frames(run_dir: Path) -> int | None:
 def run_status(run: GridRun) -> Status:
     """``todo`` (no folder), ``done`` (an evaluation at the budget: a finished run, whose
     checkpoints an archive need not keep), ``resume`` (a checkpoint short of it) or
-    ``restart`` (a folder without checkpoint or config). A folder holding another grid's run (other preset, env, seed or budget) raises
-    ValueError rather than being mixed into this grid."""
+    ``restart`` (a folder without checkpoint or config). A folder holding another grid's run
+    (other preset, λ, env, seed or budget) raises ValueError rather than being mixed into this
+    grid."""
     path = run.run_dir
     if not path.exists():
         return "todo"
