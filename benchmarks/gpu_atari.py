@@ -65,7 +65,8 @@ def _rows(path: Path) -> list[dict]:
 
 def summarize(run_dir: Path, wall_s: float) -> dict:
     """The figures of a finished (or interrupted) run folder, as the module docstring lists
-    them. ``wall_s`` is the training's wall time from its first logged row to its end."""
+    them. ``wall_s`` is the wall time of training proper: from its start (the first logged
+    row less the interval it reports) to its end."""
     rows = [r for r in _rows(run_dir / "metrics.jsonl") if "perf/fps" in r]
     if not rows:
         raise ValueError(f"{run_dir} logged no training rows: it did not get past start-up "
