@@ -271,12 +271,13 @@ def load_agent(
             training's evaluation plays); "greedy": E's greedy λ (highest value estimate).
         device: Where the network runs: "cpu", "cuda", "cuda:N" or "auto" (cuda where there is
             a GPU).
-        seed: Seed of action sampling and of E's λ draws (default: the run's seed + 2,000,003,
-            what ``gdi evaluate`` uses).
+        seed: Seed of action sampling and of E's λ draws (default: ``gdi.runtime.seeds.checkpoint_evaluation``
+            of the run's seed, what ``gdi evaluate`` uses).
         allow_foreign_checkpoint: Accept a checkpoint outside ``run_dir`` or from a run whose
             environment, preset or architecture differ.
     """
     from gdi.envs import resolve_env
+    from gdi.runtime import seeds
     from gdi.runtime.components import build_controller, build_network, env_shapes
     from gdi.runtime.evaluator import checkpoint_controller_state
 
@@ -295,7 +296,7 @@ def load_agent(
             f"checkpoint {path}'s network does not fit run {run_dir}'s config ({first})"
         ) from None
     net.to(device)
-    seed = config.seed + 2_000_003 if seed is None else seed
+    seed = seeds.checkpoint_evaluation(config.seed) if seed is None else seed
     controller = build_controller(config, seed)
     state = checkpoint_controller_state(payload)
     if state is not None:

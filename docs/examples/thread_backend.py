@@ -20,8 +20,8 @@ import threading
 
 import torch
 
-from gdi.runtime.actor import Actor, Window
-from gdi.runtime.components import actor_seed, build_controller, build_network
+from gdi.runtime.actor import Window
+from gdi.runtime.components import build_actor
 from gdi.runtime.parameter_server import flatten_parameters, unflatten_parameters_into
 
 
@@ -57,19 +57,16 @@ class ThreadBackend:
         self.config = config
         self.num_actors = self.parallel_actors = config.num_actors
         self.server = LockedParameterServer(learner.net)
-        self.actors = [
-            Actor(i, config, env_config, build_network(config, shapes),
-                  build_controller(config, actor_seed(config, i)), actor_seed(config, i))
-            for i in range(config.num_actors)
-        ]
+        self.actors = [build_actor(config, i, shapes, env_config=env_config)
+                       for i in range(config.num_actors)]
         self._asks = [queue.SimpleQueue() for _ in self.actors]  # True: act a window; None: stop
         self._done: queue.SimpleQueue = queue.SimpleQueue()  # (actor id, Window or exception)
         self._busy: set[int] = set()
         self._threads: list[threading.Thread] = []
 
-    def start(self, controller_states: list[dict | None], checkpoint: dict | None,
-              stop=None) -> list[str]:
-        for actor, state in zip(self.actors, controller_states, strict=True):
+    def start(self, controller_state, checkpoint: dict | None, stop=None) -> list[str]:
+        for actor in self.actors:
+            state = controller_state(actor.actor_id)
             if state is not None:  # resuming: each actor's E as the checkpoint saved it
                 actor.controller.load_state_dict(state)
         for i in range(self.num_actors):
@@ -120,8 +117,8 @@ class ThreadBackend:
     def take_warnings(self) -> list[str]:
         return []
 
-    def checkpoint_extra(self, collector) -> dict:
-        return {}  # windows being acted cannot be saved: a resume starts environments afresh
+    def actor_states(self) -> None:
+        return None  # windows being acted cannot be saved: a resume starts environments afresh
 
     def close(self) -> None:
         for asks in self._asks:

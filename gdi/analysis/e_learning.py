@@ -21,7 +21,8 @@ from pathlib import Path
 
 import numpy as np
 
-from gdi.runtime.components import actor_seed, build_controller
+from gdi.runtime import seeds
+from gdi.runtime.components import build_controller
 from gdi.runtime.meta_log import load_meta_rows
 from gdi.runtime.run_dir import read_config
 
@@ -150,7 +151,7 @@ def replayed_estimates(run_dir: Path, at_frames: float | None = None, actor: int
     caller has read it already."""
     run_dir = Path(run_dir)
     config, _ = read_config(run_dir)
-    controller = build_controller(config, actor_seed(config, actor))
+    controller = build_controller(config, seeds.actor(config.seed, actor))
     if not hasattr(controller, "estimated_returns"):
         return None
     replay_updates(controller, log or load_episode_log(run_dir), actor, at_frames)

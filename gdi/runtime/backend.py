@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import importlib
 import time
+from collections.abc import Callable
 from typing import Protocol
 
 import torch
@@ -34,6 +35,10 @@ class ParameterServer(Protocol):
     def push(self, module: torch.nn.Module, version: int) -> None: ...
 
 
+#: Actor i's E as last reported (``None``: a fresh one): ``Trainer.controller_state``.
+ControllerStates = Callable[[int], "dict | None"]
+
+
 class Backend(Protocol):
     server: ParameterServer
     """Where the learner publishes parameters."""
@@ -42,12 +47,13 @@ class Backend(Protocol):
     """Actors that run at the same time, each with its own wall clock (1 when they take turns
     in this process): per-actor phase shares are averaged over them."""
 
-    def start(self, controller_states: list[dict | None], checkpoint: dict | None,
+    def start(self, controller_state: ControllerStates, checkpoint: dict | None,
               stop=None) -> list[str]:
-        """Start the actors, each with its E (``None``: a fresh one); ``checkpoint`` is the
-        payload resumed from, for backends that restore more of it. A backend that waits for
-        its actors to be placed gives up early once ``stop.requested`` (a Ctrl-C). Returns
-        warnings."""
+        """Start the actors, actor i with its E ``controller_state(i)`` (``None``: a fresh
+        one); a backend that restarts failed actors asks it again then (the Trainer keeps each
+        actor's E as last reported). ``checkpoint`` is the payload resumed from, for backends
+        that restore more of it. A backend that waits for its actors to be placed gives up
+        early once ``stop.requested`` (a Ctrl-C). Returns warnings."""
         ...
 
     @property
@@ -78,11 +84,11 @@ class Backend(Protocol):
         """Warnings since the last call (e.g. an actor restarted)."""
         ...
 
-    def checkpoint_extra(self, collector) -> dict:
-        """What this backend adds to a checkpoint beyond the common format (see
-        ``gdi.runtime.trainer.Trainer.save``): the inline backend's exact actor states and the
-        ``collector``'s contents; ``{}`` for the parallel backends, whose windows in flight
-        cannot be saved anyway."""
+    def actor_states(self) -> list[dict] | None:
+        """Every actor's whole state (environments, recurrent states, partial sequences, RNG)
+        for an exact resume, which ``Trainer.save`` adds to the checkpoint with the data
+        collector's contents; ``None`` for the parallel backends, whose windows in flight
+        cannot be saved."""
         ...
 
     def close(self) -> None: ...
@@ -153,28 +159,34 @@ class FailureBudget:
 
 class ParallelBackend:
     """What the backends whose actors run elsewhere (local processes, Ray actors) share: each
-    actor's E as last reported, its incarnation, the failure budget and the restart that
-    replaces a failed actor. A subclass says how to start (``_launch``) and discard
-    (``_discard``) actor ``i``."""
+    actor's incarnation, the failure budget and the restart that replaces a failed actor. A
+    subclass says how to start (``_launch``) and discard (``_discard``) actor ``i``.
+
+    A failed actor is discarded at once and started again at the next ``request`` or
+    ``receive``: by then the driver has handed every window received before the failure to
+    the Trainer, so the replacement gets its E as last reported (``controller_state``)."""
 
     def __init__(self, config) -> None:
         self.config = config
         self.num_actors = self.parallel_actors = config.num_actors
         self.incarnations = [0] * config.num_actors
-        self.controller_states: list[dict | None] = [None] * config.num_actors
+        self.controller_state: ControllerStates = lambda i: None
         self.failures = FailureBudget(config.actor_failures_max, config.actor_failure_window_s)
+        self._to_relaunch: list[int] = []
         self._warnings: list[str] = []
 
     def _launch(self, i: int) -> None:
+        """Start actor ``i`` (incarnation ``self.incarnations[i]``) with E
+        ``self.controller_state(i)``."""
         raise NotImplementedError
 
     def _discard(self, i: int) -> None:
         """Stop what is left of actor ``i`` and forget the window it owed."""
         raise NotImplementedError
 
-    def start(self, controller_states: list[dict | None], checkpoint: dict | None,
+    def start(self, controller_state: ControllerStates, checkpoint: dict | None,
               stop=None) -> list[str]:
-        self.controller_states = list(controller_states)
+        self.controller_state = controller_state
         for i in range(self.num_actors):
             self._launch(i)
         return []
@@ -185,17 +197,24 @@ class ParallelBackend:
 
     def _restart(self, i: int, what: str) -> None:
         """Replace actor ``i``: its E as last reported, fresh environments with seeds of their
-        own (``incarnation``), unless the failure budget is spent (``ActorFailure``)."""
+        own (``incarnation``), unless the failure budget is spent (``ActorFailure``). The
+        replacement starts at the next ``_relaunch_failed``."""
         self.failures.record(time.monotonic(), what)
         self._discard(i)
         self.incarnations[i] += 1
-        self._launch(i)
+        self._to_relaunch.append(i)
         self._warnings.append(f"{what}; restarted it with its E as last reported and fresh "
                               f"environments (restart {self.restarts})")
+
+    def _relaunch_failed(self) -> None:
+        """Start the replacements of the actors that failed since the last call (each
+        subclass calls it first in ``request`` and ``receive``)."""
+        while self._to_relaunch:
+            self._launch(self._to_relaunch.pop(0))
 
     def take_warnings(self) -> list[str]:
         taken, self._warnings = self._warnings, []
         return taken
 
-    def checkpoint_extra(self, collector) -> dict:
-        return {}  # windows in flight cannot be saved: resume starts environments afresh
+    def actor_states(self) -> None:
+        return None  # windows in flight cannot be saved: resume starts environments afresh

@@ -1,4 +1,4 @@
-"""Building the parts every backend needs, from a Config: networks, E controllers, seeds."""
+"""Building the parts every backend needs, from a Config: networks, E controllers, actors."""
 
 from __future__ import annotations
 
@@ -9,16 +9,11 @@ import numpy as np
 import torch
 
 from gdi.config import Config
-from gdi.envs import make_vector_env
+from gdi.envs import make_vector_env, resolve_env
 from gdi.meta import make_controller
 from gdi.nets import build
-
-
-def actor_seed(config: Config, actor_id: int, incarnation: int = 0) -> int:
-    """Seeds of actor ``actor_id``'s environments, action sampling and E; an actor restarted
-    after a failure (``incarnation`` ≥ 1) gets seeds of its own, so that it does not replay
-    the episodes its predecessor played."""
-    return config.seed * 1000 + 17 + actor_id * 101 + incarnation * 7_919_003
+from gdi.runtime import seeds
+from gdi.runtime.actor import Actor
 
 
 def build_network(config: Config, spec: EnvShapes):
@@ -31,6 +26,22 @@ def build_network(config: Config, spec: EnvShapes):
 
 def build_controller(config: Config, seed: int):
     return make_controller(config.meta_controller, seed, **config.meta_kwargs)
+
+
+def build_actor(config: Config, actor_id: int, shapes: EnvShapes, *, incarnation: int = 0,
+                controller_state: dict | None = None, env_config=None) -> Actor:
+    """Actor ``actor_id`` as every backend starts it: its environments, its E (restored from
+    ``controller_state`` when given: a resumed run, or an actor restarted after a failure),
+    its own network and the seeds of its ``incarnation`` (``gdi.runtime.seeds.actor``).
+    ``env_config``: the resolved environment, when the caller holds it (else resolved from
+    the config, as a process of its own must)."""
+    seed = seeds.actor(config.seed, actor_id, incarnation)
+    controller = build_controller(config, seed)
+    if controller_state is not None:
+        controller.load_state_dict(controller_state)
+    if env_config is None:
+        env_config = resolve_env(config.env, **config.env_overrides)
+    return Actor(actor_id, config, env_config, build_network(config, shapes), controller, seed)
 
 
 class EnvShapes(NamedTuple):

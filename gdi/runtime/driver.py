@@ -30,8 +30,8 @@ LEAD_STEPS = 2
 
 
 def checkpoint(trainer: Trainer, backend: Backend):
-    """One checkpoint of the common format plus what the backend adds for exact resume."""
-    return trainer.save(backend.checkpoint_extra(trainer.collector))
+    """One checkpoint of the common format, exact when the backend can save its actors."""
+    return trainer.save(backend.actor_states())
 
 
 def drive(trainer: Trainer, backend: Backend, stop: Callable[[int], bool],
@@ -58,8 +58,8 @@ def drive(trainer: Trainer, backend: Backend, stop: Callable[[int], bool],
         trainer.add_time("wait", time.perf_counter() - start)
         for window in windows:
             trainer.take_window(window)
-        trainer.messages.extend(backend.take_warnings())
-        trainer.actor_restarts += backend.restarts - restarts_seen
+        trainer.warn(*backend.take_warnings())
+        trainer.count_actor_restarts(backend.restarts - restarts_seen)
         restarts_seen = backend.restarts
         trainer.train_while_ready(before_step=ask_for_data)
         trainer.periodic()

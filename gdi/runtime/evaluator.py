@@ -20,6 +20,7 @@ import torch
 
 from gdi.envs import env_seeds, make_vector_env
 from gdi.run_files import EVALUATION_POLICIES, POPULATION, eval_folder
+from gdi.runtime import seeds
 
 #: What periodic evaluation during training records as its policy: the population's.
 POLICY_DESCRIPTION = EVALUATION_POLICIES[POPULATION]
@@ -127,7 +128,7 @@ def evaluate_checkpoint(
     agent = load_agent(run_dir, checkpoint, policy=policy, seed=seed,
                        allow_foreign_checkpoint=allow_foreign_checkpoint)
     config, path = agent.config, agent.checkpoint
-    seed = config.seed + 2_000_003 if seed is None else seed
+    seed = seeds.checkpoint_evaluation(config.seed) if seed is None else seed
     results = play_agent_episodes(agent, agent.env_config, episodes, seed, max_envs=envs,
                                   on_episode=on_episode)
     written = write_eval_file(

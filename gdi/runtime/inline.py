@@ -9,8 +9,9 @@ always in actor order: the actor acts exactly when the learner has run out of da
 from __future__ import annotations
 
 from gdi.config import Config
-from gdi.runtime.actor import Actor, Window
-from gdi.runtime.components import actor_seed, build_controller, build_network
+from gdi.runtime.actor import Window
+from gdi.runtime.backend import ControllerStates
+from gdi.runtime.components import build_actor
 from gdi.runtime.parameter_server import InlineParameterServer
 
 
@@ -22,26 +23,20 @@ class InlineBackend:
         self.config = config
         self.num_actors = config.num_actors
         self.server = InlineParameterServer(learner.net)
-        self.actors = []
-        for i in range(config.num_actors):
-            seed = actor_seed(config, i)
-            self.actors.append(Actor(i, config, env_config,
-                                     build_network(config, shapes),
-                                     build_controller(config, seed), seed))
+        self.actors = [build_actor(config, i, shapes, env_config=env_config)
+                       for i in range(config.num_actors)]
         self._requested: list[int] = []  # actor ids, in the order asked
-        self._warnings: list[str] = []
 
-    def start(self, controller_states: list[dict | None], checkpoint: dict | None,
+    def start(self, controller_state: ControllerStates, checkpoint: dict | None,
               stop=None) -> list[str]:
         warnings = []
         exact = checkpoint.get("actors") if checkpoint is not None else None
-        for actor, controller, state in zip(self.actors, controller_states,
-                                            exact or [None] * self.num_actors, strict=True):
+        for actor, state in zip(self.actors, exact or [None] * self.num_actors, strict=True):
             if state is not None:
                 if not actor.load_state_dict(state):
                     warnings.append(f"actor {actor.actor_id}: its environments cannot be saved "
                                     f"({self.config.env}); their episodes restart on resume")
-            elif controller is not None:
+            elif (controller := controller_state(actor.actor_id)) is not None:
                 actor.controller.load_state_dict(controller)
         if checkpoint is not None and exact is None:
             warnings.append("the checkpoint was written by a parallel backend: environments, "
@@ -65,14 +60,12 @@ class InlineBackend:
         return windows
 
     def take_warnings(self) -> list[str]:
-        taken, self._warnings = self._warnings, []
-        return taken
+        return []
 
-    def checkpoint_extra(self, collector) -> dict:
+    def actor_states(self) -> list[dict]:
         # Exact resume: every actor mid-episode (environments, LSTM states, partial sequences,
-        # RNG) and the collector's contents.
-        return {"actors": [actor.state_dict() for actor in self.actors],
-                "collector": collector.state_dict()}
+        # RNG); the Trainer adds the collector's contents.
+        return [actor.state_dict() for actor in self.actors]
 
     def close(self) -> None:
         for actor in self.actors:

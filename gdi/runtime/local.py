@@ -34,9 +34,9 @@ import torch
 import torch.multiprocessing as torch_mp
 
 from gdi.config import Config
-from gdi.runtime.actor import Actor, Window
+from gdi.runtime.actor import Window
 from gdi.runtime.backend import ParallelBackend
-from gdi.runtime.components import actor_seed, build_controller, build_network, flush_denormals
+from gdi.runtime.components import build_actor, flush_denormals
 from gdi.runtime.parameter_server import SharedParameterServer
 from gdi.runtime.sequences import SequenceBatch
 
@@ -91,15 +91,8 @@ def actor_process(
                      name="gdi-orphan-watchdog").start()
     actor = None
     try:
-        from gdi.envs import resolve_env
-
-        env_config = resolve_env(config.env, **config.env_overrides)
-        seed = actor_seed(config, actor_id, incarnation)
-        controller = build_controller(config, seed)
-        if controller_state is not None:
-            controller.load_state_dict(controller_state)
-        actor = Actor(actor_id, config, env_config, build_network(config, shapes),
-                      controller, seed)
+        actor = build_actor(config, actor_id, shapes, incarnation=incarnation,
+                            controller_state=controller_state)
         while not stop_event.is_set():
             # Idle until the learner asks for a window, then act it with fresh parameters.
             start = time.perf_counter()
@@ -142,7 +135,7 @@ class LocalBackend(ParallelBackend):
         process = self.context.Process(
             target=actor_process, name=f"gdi-actor-{i}", daemon=True,
             args=(i, self.incarnations[i], self.config, self.shapes, self.server, sending,
-                  self.stop_event, self.credits[i], self.controller_states[i], os.getpid()),
+                  self.stop_event, self.credits[i], self.controller_state(i), os.getpid()),
         )
         process.start()
         sending.close()  # the actor's copy is now the only one
@@ -155,7 +148,7 @@ class LocalBackend(ParallelBackend):
             self.channels[i] = None
 
     def _discard(self, i: int) -> None:
-        old = self.processes[i]
+        old, self.processes[i] = self.processes[i], None  # None until it is launched again
         if old.is_alive():
             old.terminate()
         old.join(timeout=5.0)
@@ -170,10 +163,12 @@ class LocalBackend(ParallelBackend):
         return [i for i, busy in enumerate(self.busy) if not busy]
 
     def request(self, actor_id: int) -> None:
+        self._relaunch_failed()
         self.busy[actor_id] = True
         self.credits[actor_id].release()
 
     def receive(self, block: bool) -> list[Window]:
+        self._relaunch_failed()
         windows = []
         timeout = 1.0 if block else 0.0
         while ready := wait([c for c in self.channels if c is not None], timeout=timeout):
@@ -194,14 +189,14 @@ class LocalBackend(ParallelBackend):
                     continue
                 window = _unpack(content)
                 windows.append(window)
-                self.controller_states[i] = window.controller_state
                 self.busy[i] = False
         self._check_processes()
         return windows
 
     def _check_processes(self) -> None:
         for i, process in enumerate(self.processes):
-            if not process.is_alive() and process.exitcode not in (0, None):
+            if process is not None and not process.is_alive() and process.exitcode not in (
+                    0, None):
                 self._restart(i, f"actor {i} (pid {process.pid}) exited with code "
                                  f"{process.exitcode}")
 

@@ -37,8 +37,8 @@ import numpy as np
 import torch
 
 from gdi.config import Config
-from gdi.runtime.actor import Actor, Window
-from gdi.runtime.backend import ParallelBackend
+from gdi.runtime.actor import Window
+from gdi.runtime.backend import ControllerStates, ParallelBackend
 from gdi.runtime.components import available_cores
 from gdi.runtime.errors import ActorFailure
 from gdi.runtime.parameter_server import flatten_parameters, unflatten_parameters_into
@@ -179,23 +179,12 @@ class RayActor:
                  controller_state: dict | None) -> None:
         import ray
 
-        from gdi.envs import resolve_env
-        from gdi.runtime.components import (
-            actor_seed,
-            build_controller,
-            build_network,
-            flush_denormals,
-        )
+        from gdi.runtime.components import build_actor, flush_denormals
 
         torch.set_num_threads(max(1, math.floor(config.ray_cpus_per_actor)))
         flush_denormals()
-        seed = actor_seed(config, actor_id, incarnation)
-        controller = build_controller(config, seed)
-        if controller_state is not None:
-            controller.load_state_dict(controller_state)
-        env_config = resolve_env(config.env, **config.env_overrides)
-        self.actor = Actor(actor_id, config, env_config, build_network(config, shapes),
-                           controller, seed)
+        self.actor = build_actor(config, actor_id, shapes, incarnation=incarnation,
+                                 controller_state=controller_state)
         self.server = OfferedParameters(ray)
         self._idle_since = time.perf_counter()
 
@@ -225,6 +214,7 @@ class RayBackend(ParallelBackend):
         self.pending: dict = {}  # window reference → (actor id, incarnation)
         # Actors restarted and not yet placed: actor id → (its where() reference, deadline).
         self.placing: dict[int, tuple] = {}
+        self.failed: dict[int, str] = {}  # restarted, not launched yet: actor id → its failure
         if not ray.is_initialized():
             if not self._init(config, stop):
                 return  # stopped (Ctrl-C) while reaching the cluster: start-up ends here
@@ -283,9 +273,9 @@ class RayBackend(ParallelBackend):
         return True
 
     # --- actors ---------------------------------------------------------------------------
-    def start(self, controller_states: list[dict | None], checkpoint: dict | None,
+    def start(self, controller_state: ControllerStates, checkpoint: dict | None,
               stop=None) -> list[str]:
-        warnings = super().start(controller_states, checkpoint)
+        warnings = super().start(controller_state, checkpoint)
         if self._wait_placed(stop):
             self._fit_learner_threads()
         return warnings
@@ -306,7 +296,12 @@ class RayBackend(ParallelBackend):
         self.handles[i] = self.remote_class.options(
             name=actor_name(i, self.incarnations[i]), num_cpus=self.config.ray_cpus_per_actor,
             scheduling_strategy=strategy, max_restarts=0,
-        ).remote(i, self.incarnations[i], self.config, self.shapes, self.controller_states[i])
+        ).remote(i, self.incarnations[i], self.config, self.shapes, self.controller_state(i))
+        if i in self.failed:
+            # A replacement must be placed within the same bound as at start-up: a lost node
+            # may have left no room for it, and its window would be waited for forever.
+            self.placing[i] = (self.handles[i].where.remote(),
+                               time.monotonic() + PLACEMENT_TIMEOUT_S, self.failed.pop(i))
 
     def _wait_placed(self, stop) -> bool:
         """Wait until the cluster has placed every actor (True), or ``stop`` is requested
@@ -331,11 +326,8 @@ class RayBackend(ParallelBackend):
                 "ray_cpus_per_actor")
 
     def _restart(self, i: int, what: str) -> None:
+        self.failed[i] = what
         super()._restart(i, what)
-        # The replacement must be placed within the same bound as at start-up: a lost node
-        # may have left no room for it, and its window would be waited for forever.
-        self.placing[i] = (self.handles[i].where.remote(),
-                           time.monotonic() + PLACEMENT_TIMEOUT_S, what)
 
     def _check_placing(self) -> None:
         for i, (ref, deadline, what) in list(self.placing.items()):
@@ -360,10 +352,12 @@ class RayBackend(ParallelBackend):
         return [i for i in range(self.num_actors) if i not in busy]
 
     def request(self, actor_id: int) -> None:
+        self._relaunch_failed()
         ref = self.handles[actor_id].act_window.remote(self.server.version, [self.server.ref])
         self.pending[ref] = (actor_id, self.incarnations[actor_id])
 
     def receive(self, block: bool) -> list[Window]:
+        self._relaunch_failed()
         self._check_placing()
         if not self.pending:
             return []
@@ -383,7 +377,6 @@ class RayBackend(ParallelBackend):
                                             f"{str(err).strip().splitlines()[-1]}")
                 continue
             windows.append(window)
-            self.controller_states[actor_id] = window.controller_state
         return windows
 
     def _discard(self, i: int) -> None:

@@ -17,6 +17,7 @@ import numpy as np
 import torch
 
 from gdi.config import Config
+from gdi.runtime import seeds
 from gdi.runtime.actor import EpisodeRecord, Window
 from gdi.runtime.backend import ActorTurns
 from gdi.runtime.checkpoint import checkpoint_controller_states, save_checkpoint
@@ -51,11 +52,11 @@ class Trainer:
         self.index_names = index_names
         self.collector = ReplayCollector(
             config.batch_size, config.replay, config.replay_capacity, config.min_replay,
-            seed=config.seed + 7919,
+            seed=seeds.collector(config.seed),
         )
         # Visited states per training stage for `gdi analyze richness` (None when off).
         self.reservoir = StageReservoir(
-            config.reservoir_stages, config.observation_reservoir, seed=config.seed + 15_485_863,
+            config.reservoir_stages, config.observation_reservoir, seed=seeds.reservoir(config.seed),
         ) if config.observation_reservoir > 0 else None
         self.writer = MetricsWriter(self.run_dir, tensorboard=tensorboard)
         self.frames = 0
@@ -64,7 +65,7 @@ class Trainer:
         self.next_eval = config.eval_every if config.eval_every > 0 else None
         # Every actor's E as last reported (None until it reports): saved in checkpoints,
         # given to a restarted actor, and actor 0's is copied to draw evaluation λ from.
-        self.controller_states: list[dict | None] = [None] * config.num_actors
+        self._controller_states: list[dict | None] = [None] * config.num_actors
         self.actor_restarts = 0
         self.turns = ActorTurns(config.num_actors)  # which idle actor the driver asks next
         self.recent_returns: list[float] = []  # for the progress bar
@@ -80,7 +81,7 @@ class Trainer:
         self._last_log_steps = 0
         self._last_checkpoint_time = time.monotonic()
         self._last_checkpoint_frames = 0
-        self.messages: list[str] = []  # warnings for the user (printed by the loop)
+        self._messages: list[str] = []  # warnings for the user (take_messages)
         self.learner_intact = True  # False while a learner step is under way
         self._skipped_in_a_row = 0
 
@@ -89,7 +90,7 @@ class Trainer:
         """Everything an actor's window brings: frames, its E's state, its phase times, the
         episodes that ended (to meta.jsonl) and the sequences (to the data collector)."""
         self.frames += window.frames
-        self.controller_states[window.actor_id] = window.controller_state
+        self._controller_states[window.actor_id] = window.controller_state
         self.add_actor_times(window.phase_seconds)
         self.record_episodes(window.episodes)
         self.ingest(window.sequences)
@@ -151,7 +152,7 @@ class Trainer:
             return
         self._skipped_in_a_row += 1
         if self._skipped_in_a_row == 1:
-            self.messages.append(
+            self.warn(
                 f"learner step {self.learner.steps}: non-finite loss or gradient, update "
                 "skipped (parameters unchanged); the run stops after "
                 f"skipped_updates_max={self.config.skipped_updates_max} in a row"
@@ -165,6 +166,25 @@ class Trainer:
             )
 
     # --- bookkeeping ---------------------------------------------------------------------------
+    def controller_state(self, actor_id: int) -> dict | None:
+        """Actor ``actor_id``'s E as last reported (None before its first window): what a
+        backend starts or restarts that actor with."""
+        return self._controller_states[actor_id]
+
+    def warn(self, *messages: str) -> None:
+        """Warnings for the user, shown with the next progress report (``take_messages``)."""
+        self._messages.extend(messages)
+
+    def take_messages(self) -> list[str]:
+        """The warnings since the last call."""
+        taken, self._messages = self._messages, []
+        return taken
+
+    def count_actor_restarts(self, restarts: int) -> None:
+        """Actors a backend restarted after failures (perf/actor_restarts counts them over the
+        whole run, resumes included)."""
+        self.actor_restarts += restarts
+
     def add_time(self, phase: str, seconds: float) -> None:
         """Seconds the learner process spent in ``phase`` (logged as perf/{phase}_share)."""
         self._timers[phase] += seconds
@@ -227,8 +247,8 @@ class Trainer:
     def evaluation_controller(self):
         """A copy of actor 0's E to draw evaluation λ from (never updated by evaluation)."""
         cfg = self.config
-        controller = build_controller(cfg, cfg.seed + 104_729)
-        state = self.controller_states[0]
+        controller = build_controller(cfg, seeds.periodic_evaluation_lambda(cfg.seed))
+        state = self._controller_states[0]
         if state is not None:
             controller.load_state_dict(state)
         return controller
@@ -242,7 +262,7 @@ class Trainer:
 
             net = copy.deepcopy(net).cpu()
         controller = self.evaluation_controller()
-        seed = self.config.seed + 1_000_003  # evaluation envs never share seeds with actors
+        seed = seeds.periodic_evaluation(self.config.seed)
         results = play_episodes(
             net, self.env_config, self.config.policy_space, controller.sample,
             episodes or self.config.eval_episodes, seed,
@@ -264,11 +284,12 @@ class Trainer:
                 or self.frames - self._last_checkpoint_frames
                 >= self.config.checkpoint_every_frames)
 
-    def save(self, extra: dict | None = None) -> Path:
+    def save(self, actor_states: list[dict] | None = None) -> Path:
         """Write a checkpoint. The format is the same whatever the backend: the config, the
         frame count, the learner (network, optimizer, schedule), the trainer's counters, the
-        torch RNG and every actor's E (``controllers``); ``extra`` is what a backend adds for
-        exact resume (the inline backend: every actor's full state and the collector)."""
+        torch RNG and every actor's E (``controllers``). With ``actor_states`` (the inline
+        backend's ``Backend.actor_states``: every actor's full state) it is exact: the actors
+        (``actors``) and the data collector's contents (``collector``) are saved too."""
         payload = {
             "config": self.config.to_dict(),
             "frames": self.frames,
@@ -287,9 +308,11 @@ class Trainer:
                 "turns": self.turns.state_dict(),
             },
             "torch_rng": torch.get_rng_state(),
-            "controllers": list(self.controller_states),
-            **(extra or {}),
+            "controllers": list(self._controller_states),
         }
+        if actor_states is not None:
+            payload["actors"] = actor_states
+            payload["collector"] = self.collector.state_dict()
         if self.reservoir is not None:
             payload["reservoir"] = self.reservoir.state_dict()
         self.writer.flush()
@@ -313,7 +336,7 @@ class Trainer:
         self.actor_restarts = t.get("actor_restarts", 0)
         if "turns" in t:  # checkpoints written before ActorTurns start everyone afresh
             self.turns.load_state_dict(t["turns"])
-        self.controller_states = checkpoint_controller_states(payload, self.config.num_actors)
+        self._controller_states = checkpoint_controller_states(payload, self.config.num_actors)
         torch.set_rng_state(payload["torch_rng"])
         if "collector" in payload:
             self.collector.load_state_dict(payload["collector"])

@@ -25,7 +25,7 @@ from gdi.config import Config, check_learner_device
 from gdi.envs import resolve_env
 from gdi.policy_space import get_policy_space
 from gdi.runtime.backend import backend_class
-from gdi.runtime.checkpoint import checkpoint_controller_states, latest_valid_checkpoint
+from gdi.runtime.checkpoint import latest_valid_checkpoint
 from gdi.runtime.components import (
     build_network,
     env_shapes,
@@ -174,18 +174,16 @@ def _train(config: Config, run_dir: Path | str | None, resume: bool, stop: StopR
                           space.index_names, parallel_actors=backend.parallel_actors,
                           tensorboard=tensorboard)
         trainer.writer.write_hparams_text(config)
-        controller_states = [None] * config.num_actors
         if payload is not None:
             trainer.restore(payload)
-            controller_states = checkpoint_controller_states(payload, config.num_actors)
         start_frames = trainer.frames
-        trainer.messages += notes  # checkpoints passed over, rows dropped, what resume changes
+        trainer.warn(*notes)  # checkpoints passed over, rows dropped, what resume changes
         previous_handlers = stop.install()
         if stop.requested:  # during start-up: nothing trained, so nothing new to checkpoint
             return _stopped_during_start_up(run_dir, say, resume, trainer.frames)
         say(f"{run_dir}: starting {config.num_actors} actor(s) of {config.envs_per_actor} "
             f"environments ({config.backend} backend)")
-        trainer.messages += backend.start(controller_states, payload, stop=stop)
+        trainer.warn(*backend.start(trainer.controller_state, payload, stop=stop))
         if stop.requested:
             return _stopped_during_start_up(run_dir, say, resume, trainer.frames)
         say("waiting for the first window of experience (each actor builds its environments "
@@ -295,9 +293,9 @@ def _stopped_during_start_up(run_dir: Path | None, say: StartUpLines, resume: bo
 def report_progress(trainer: Trainer, progress: TrainingProgress | None,
                     frames: bool = True) -> None:
     """The progress line (``frames``) and the warnings since the last report."""
+    messages = trainer.take_messages()
     if progress is not None:
         if frames:
             progress.update(trainer.frames, trainer.recent_returns, trainer.policy_lag)
-        for message in trainer.messages:
+        for message in messages:
             progress.message(f"warning: {message}")
-    trainer.messages.clear()

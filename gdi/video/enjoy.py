@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
+from gdi.runtime import seeds
 from gdi.video.encode import VideoWriter, check_writable, video_path
 from gdi.video.frames import caption, format_lambda, scale_for, upscale
 from gdi.video.sources import video_env
@@ -42,7 +43,8 @@ def enjoy(
     allow_foreign_checkpoint: bool = False,
 ) -> EnjoyResult:
     """Play ``episodes`` episodes one after another on one environment (seeded by ``seed``,
-    default the run's seed + 3,000,017, apart from training's and evaluation's) and, with
+    default ``gdi.runtime.seeds.video`` of the run's seed, apart from training's and
+    evaluation's) and, with
     ``video``, write them as one video. ``max_steps`` caps the agent steps in all (the last
     episode is then cut, and ``result.cut`` says so). ``allow_foreign_checkpoint``: play a
     ``checkpoint`` from outside the run or from another kind of run (refused otherwise)."""
@@ -54,7 +56,7 @@ def enjoy(
         raise ValueError(f"max_steps must be >= 1 or None, got {max_steps}")
     agent = load_agent(run_dir, checkpoint, policy=policy,
                        allow_foreign_checkpoint=allow_foreign_checkpoint)
-    seed = agent.config.seed + 3_000_017 if seed is None else seed
+    seed = seeds.video(agent.config.seed) if seed is None else seed
     agent.rng = np.random.default_rng(seed)
     result = EnjoyResult()
     writer = None

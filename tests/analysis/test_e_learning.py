@@ -17,8 +17,9 @@ from gdi.analysis.e_learning import (
     uniform_kl_floor,
 )
 from gdi.meta.bandit import BanditEnsemble
+from gdi.runtime import seeds
 from gdi.runtime.checkpoint import latest_checkpoint, load_checkpoint
-from gdi.runtime.components import actor_seed, build_controller
+from gdi.runtime.components import build_controller
 from gdi.runtime.wiring import train
 from tests.runtime.helpers import tiny_config
 from tests.tolerance import assert_close
@@ -95,7 +96,7 @@ def test_e_replayed_from_meta_jsonl_is_the_e_the_checkpoint_saved(tmp_path):
     config = tiny_config("gdi-i3", frames=3000)
     result = train(config, tmp_path / "run", show_progress=False)
     saved = load_checkpoint(latest_checkpoint(result.run_dir))["controllers"][0]
-    rebuilt = build_controller(config, actor_seed(config, 0))
+    rebuilt = build_controller(config, seeds.actor(config.seed, 0))
     updates = replay_updates(rebuilt, load_episode_log(result.run_dir), 0, None)
     assert updates == saved["updates"] > 20
     state = rebuilt.state_dict()

@@ -74,7 +74,7 @@ def test_an_actor_killed_in_the_middle_of_sending_a_window_is_restarted():
     shapes = env_shapes(env_config, config.seed)
     backend = LocalBackend(config, env_config, shapes,
                            SimpleNamespace(net=build_network(config, shapes)))
-    backend.start([None], None)
+    backend.start(lambda actor_id: None, None)
     received: list = []
     try:
         backend.request(0)

@@ -18,7 +18,7 @@ def test_every_configurable_backend_is_registered_and_follows_the_protocol():
     for name in ("inline", "local"):  # ray's import is tested in test_ray.py
         cls = backend_class(name)
         for member in ("start", "request", "idle_actors", "receive", "take_warnings",
-                       "checkpoint_extra", "close", "in_flight", "restarts"):
+                       "actor_states", "close", "in_flight", "restarts"):
             assert hasattr(cls, member), (name, member)
     with pytest.raises(ValueError, match="unknown backend 'mpi'; allowed: inline, local, ray"):
         backend_class("mpi")
@@ -108,7 +108,7 @@ def test_inline_resume_of_a_local_checkpoint_says_what_starts_afresh(tmp_path):
     inline = backend(config.replace(backend="inline"), env_config, shapes,
                      Learner(config, build_network(config, shapes)))
     payload = load_checkpoint(latest_checkpoint(cut.run_dir))
-    warnings = inline.start(payload["controllers"], payload)
+    warnings = inline.start(payload["controllers"].__getitem__, payload)
     assert any("start afresh" in w for w in warnings)
     # E restored exactly (values, counts, RNG).
     np.testing.assert_equal(inline.actors[0].controller.state_dict(), payload["controllers"][0])

@@ -64,6 +64,12 @@ class FakeTrainer:
     def add_time(self, phase, seconds) -> None:
         pass
 
+    def warn(self, *messages: str) -> None:
+        self.messages += messages
+
+    def count_actor_restarts(self, restarts: int) -> None:
+        self.actor_restarts += restarts
+
     def take_window(self, window: FakeWindow) -> None:
         self.frames += window.frames
         self.windows[window.actor_id] += 1

@@ -104,7 +104,7 @@ def test_trainer_reports_a_streak_of_skipped_steps_once(tmp_path):
     attempted = trainer.train_while_ready()
 
     assert attempted >= 2
-    assert trainer.messages == [
+    assert trainer.take_messages() == [
         "learner step 0: non-finite loss or gradient, update skipped (parameters unchanged); "
         f"the run stops after skipped_updates_max={config.skipped_updates_max} in a row"
     ]
@@ -131,7 +131,7 @@ def test_a_finite_update_ends_the_streak(tmp_path):
     trainer = make_trainer(tmp_path, config, env_config, learner)
     for skipped in (True, True, False, True, True, False):
         trainer._check_skipped(skipped)  # never three in a row: no error
-    assert len(trainer.messages) == 2  # one warning per streak
+    assert len(trainer.take_messages()) == 2  # one warning per streak
     trainer.close()
 
 
