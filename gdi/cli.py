@@ -15,6 +15,7 @@ from tyro.conf import Positional
 from tyro.constructors import PrimitiveConstructorSpec
 
 import gdi
+from gdi.backends import BACKENDS
 from gdi.meta.registry import CONTROLLERS
 from gdi.run_files import EVALUATION_POLICIES, POPULATION
 
@@ -65,7 +66,7 @@ def train(
     env: str = "minatar:breakout",
     frames: Count | None = None,
     seed: int = 0,
-    backend: Literal["inline", "local", "ray"] | None = None,
+    backend: Literal[tuple(BACKENDS)] | None = None,
     set: tuple[str, ...] = (),
     run_dir: Path | None = None,
     resume: Path | None = None,
