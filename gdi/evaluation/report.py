@@ -25,6 +25,7 @@ from gdi.evaluation.curves import group_curve
 from gdi.evaluation.games import is_atari57, spec_to_game
 from gdi.evaluation.paper_scores import DEFAULT_COMPARE, algorithm
 from gdi.evaluation.report_io import ReportFiles
+from gdi.run_files import list_checkpoints
 from gdi.scores import CONFIG_FILE, EVAL_DIR, RunEvals, load_run
 
 # Resamples of a learning-curve band: one bootstrap per environment, so fewer than for the
@@ -61,7 +62,7 @@ def without_evaluations(run_dir: Path) -> str | None:
         return None
     if any((run_dir / EVAL_DIR).glob("*.json")):
         return None
-    if any((run_dir / "checkpoints").glob("ckpt_*.pt")):
+    if list_checkpoints(run_dir):
         hint = f"`gdi evaluate {run_dir}` evaluates its latest checkpoint"
     else:
         hint = "and no checkpoint: it stopped before its first one"
