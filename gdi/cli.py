@@ -5,9 +5,11 @@ lives in the packages they import.
 
 from __future__ import annotations
 
+import inspect
 import os
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Annotated, Any, Literal
 
 import tyro
@@ -15,7 +17,13 @@ from tyro.conf import Positional
 from tyro.constructors import PrimitiveConstructorSpec
 
 import gdi
+from gdi.analysis.richness_report import analyze_richness as run_richness
+from gdi.backends import BACKENDS
+from gdi.config import Config
+from gdi.evaluation.aggregates import REPS
+from gdi.evaluation.paper_scores import DEFAULT_COMPARE
 from gdi.meta.registry import CONTROLLERS
+from gdi.meta.synthetic import run_demo
 from gdi.run_files import EVALUATION_POLICIES, POPULATION
 
 # Errors a user can cause with bad input. They are printed as one line and exit with code 2;
@@ -54,6 +62,19 @@ Count = Annotated[int, PrimitiveConstructorSpec(
     is_instance=lambda value: isinstance(value, int), str_from_instance=lambda v: [str(v)])]
 
 
+def _defaults(function) -> SimpleNamespace:
+    """``function``'s parameter defaults by name, for a command whose options go straight to
+    it: their defaults are then stated once, in the library (as those of options that set a
+    config field are the field's, ``Config.<field>``)."""
+    return SimpleNamespace(**{name: p.default for name, p in
+                              inspect.signature(function).parameters.items()
+                              if p.default is not p.empty})
+
+
+_DEMO = _defaults(run_demo)
+_RICHNESS = _defaults(run_richness)
+
+
 def _check_count(option: str, value) -> None:
     if isinstance(value, NotACount):
         raise ValueError(f"{option} {str(value)!r} is not a whole number; allowed: an integer "
@@ -61,11 +82,11 @@ def _check_count(option: str, value) -> None:
 
 
 def train(
-    preset: str = "gdi-i3",
-    env: str = "minatar:breakout",
+    preset: str = Config.preset,
+    env: str = Config.env,
     frames: Count | None = None,
-    seed: int = 0,
-    backend: Literal["inline", "local", "ray"] | None = None,
+    seed: int = Config.seed,
+    backend: Literal[tuple(BACKENDS)] | None = None,
     set: tuple[str, ...] = (),
     run_dir: Path | None = None,
     resume: Path | None = None,
@@ -85,8 +106,8 @@ def train(
     Args:
         preset: Preset name (`gdi presets` lists them).
         env: Environment: ale:<Game>, minatar:<game> or gym:<id>.
-        frames: Frame budget, e.g. 1000000 or 1e6 (default: the preset's for the env kind: ALE
-            200M, MinAtar 1M, Gymnasium 1M).
+        frames: Frame budget, e.g. 1000000 or 1e6 (default: the budget of the environment's
+            kind, which `gdi config --env ENV` prints).
         seed: Seed of every random generator.
         backend: inline (one deterministic process), local (actor processes; the default) or
             ray (Ray actors on a Ray cluster, see --set ray_address). With --resume: continue
@@ -134,10 +155,9 @@ def _train(preset, env, frames, seed, backend, set, run_dir, resume, stop):
         # The run's own config; --frames, --backend and --set may change what RESUMABLE_FIELDS
         # allow (the budget, where it runs), checked against the checkpoint by the wiring.
         config, _ = read_config(resume)
-        given = {"preset": preset, "env": env, "seed": seed}
-        defaults = {"preset": "gdi-i3", "env": "minatar:breakout", "seed": 0}
+        given = {"preset": preset, "env": env, "seed": seed}  # defaults: Config's
         conflicts = {k: (getattr(config, k), v) for k, v in given.items()
-                     if v != defaults[k] and v != getattr(config, k)}
+                     if v != getattr(Config, k) and v != getattr(config, k)}
         if conflicts or run_dir is not None:
             raise ValueError(
                 f"--resume continues {resume} with its saved config; conflicting options: "
@@ -148,7 +168,7 @@ def _train(preset, env, frames, seed, backend, set, run_dir, resume, stop):
             config.replace(**{k: v for k, v in changes.items() if v is not None}), set)
         return run_training(config, resume, resume=True, stop=stop)
     config = apply_overrides(
-        resolve_config(preset, env, frames=frames, seed=seed, backend=backend or "local"), set
+        resolve_config(preset, env, frames=frames, seed=seed, backend=backend), set
     )
     if config.env != env:  # the config stores the canonical spec (gdi.envs.canonical_spec)
         print(f"environment {env!r} is stored as its canonical spec {config.env!r}")
@@ -164,7 +184,7 @@ def _write_run_report(run_dir: Path) -> None:
     print(f"report: {out}")
 
 
-def config(preset: str = "gdi-i3", env: str = "minatar:breakout",
+def config(preset: str = Config.preset, env: str = Config.env,
            set: tuple[str, ...] = ()) -> None:
     """Print the fully resolved config of a preset on an environment, every field with its
     value and meaning (what `gdi train --set field=value` can change).
@@ -211,7 +231,7 @@ def presets() -> None:
 def evaluate(
     run: Positional[Path],
     checkpoint: str = "latest",
-    episodes: int = 32,
+    episodes: int = Config.eval_episodes,
     envs: int = 32,
     seed: int | None = None,
     policy: Literal[tuple(EVALUATION_POLICIES)] = POPULATION,
@@ -224,7 +244,8 @@ def evaluate(
     Args:
         run: The run folder.
         checkpoint: latest, or a checkpoint file's path.
-        episodes: Evaluation episodes (paper: 32), one environment each, distinct seeds.
+        episodes: Evaluation episodes, one environment each, distinct seeds; the default is
+            the paper's number (config field eval_episodes).
         envs: Environments stepped at once.
         seed: Seed of the first evaluation environment (default: derived from the run's seed).
         policy: population: λ drawn from E per episode (the paper's "population of agents",
@@ -306,11 +327,11 @@ def plot_meta(run: Positional[Path], out: Path | None = None) -> None:
 
 
 def meta_demo(
-    controller: Literal[tuple(CONTROLLERS)] = "bandit",
-    dims: Literal[1, 3] = 3,
-    episodes: int = 3000,
-    noise: float = 0.1,
-    seed: int = 0,
+    controller: Literal[tuple(CONTROLLERS)] = _DEMO.controller,
+    dims: Literal[1, 3] = _DEMO.dims,
+    episodes: int = _DEMO.episodes,
+    noise: float = _DEMO.noise,
+    seed: int = _DEMO.seed,
     out: Path = Path("meta-demo.png"),
 ) -> None:
     """Watch operator E at work without an environment: a controller samples λ against a
@@ -326,7 +347,7 @@ def meta_demo(
         seed: Seed of the controller and of the noise.
         out: Where to write the PNG.
     """
-    from gdi.meta.synthetic import demo_summary, run_demo, save_demo_plot
+    from gdi.meta.synthetic import demo_summary, save_demo_plot
 
     result = run_demo(controller, dims=dims, episodes=episodes, noise=noise, seed=seed)
     print(demo_summary(result))
@@ -335,10 +356,10 @@ def meta_demo(
 
 def report(
     runs: tyro.conf.Positional[tuple[Path, ...]] = (),
-    compare: str = "rainbow,impala,agent57,gdi-i3,gdi-h3",
+    compare: str = ",".join(DEFAULT_COMPARE),
     out: Path | None = None,
     paper: bool = False,
-    reps: int = 2000,
+    reps: int = REPS,
     video: bool = False,
 ) -> None:
     """Report runs beside the paper's algorithms: Markdown, PNG figures and a CSV of every
@@ -348,9 +369,9 @@ def report(
 
     Args:
         runs: Run folders (each with config.json and eval/*.json).
-        compare: The paper's algorithms shown beside Atari runs, comma-separated: gdi-i3,
-            gdi-h3, rainbow, impala, laser, r2d2, ngu, agent57, muzero, dreamerv2, simple,
-            muesli, go-explore.
+        compare: The paper's algorithms shown beside Atari runs, comma-separated ids or
+            labels (the rows of `gdi report --paper`; an unknown name is refused with the list
+            of ids).
         out: Report folder (default: RUN/report for one run, report/ beside several).
         paper: Print the paper's "Full performance comparison" table, recomputed from its
             per-game scores.
@@ -375,13 +396,13 @@ def report(
 def analyze_richness(
     run_a: Positional[Path],
     run_b: Positional[Path],
-    stages: int = 3,
-    states: int = 1000,
+    stages: int = _RICHNESS.stages,
+    states: int = _RICHNESS.states,
     out: Path | None = None,
-    seed: int = 0,
-    grid: int = 20,
-    clusters: int = 0,
-    threads: int = 1,
+    seed: int = _RICHNESS.seed,
+    grid: int = _RICHNESS.grid,
+    clusters: int = _RICHNESS.clusters,
+    threads: int = _RICHNESS.threads,
 ) -> None:
     """Data richness of two runs' visited states (paper App. "Ablation Study", "t-SNE"): a
     joint t-SNE of states from each training stage, each run highlighted (A_i, B_i), and
@@ -402,9 +423,8 @@ def analyze_richness(
         threads: CPU threads of t-SNE and k-means (more than the free cores run slower).
     """
     from gdi.analysis.richness import summary_lines
-    from gdi.analysis.richness_report import analyze_richness as run_analysis
 
-    written = run_analysis(run_a, run_b, stages=stages, states=states, out=out, seed=seed,
+    written = run_richness(run_a, run_b, stages=stages, states=states, out=out, seed=seed,
                            grid=grid, clusters=clusters, threads=threads)
     print("\n".join(summary_lines(written.result)))
     print(f"wrote {written.figure}, {written.numbers}, {written.embedding}")

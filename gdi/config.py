@@ -19,7 +19,10 @@ import typing
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-BACKENDS = ("inline", "local", "ray")
+from gdi import backends
+
+#: The backend names, read from the one registry (``gdi.backends.BACKENDS``).
+BACKENDS = tuple(backends.BACKENDS)
 
 # Whether building a Config checks that this machine's torch can use learner_device. Off while
 # a saved config.json is read back (Config.from_dict): a run trained on a GPU machine must stay
@@ -39,7 +42,7 @@ class Config:
     """Seed of every random generator in the run (envs, actions, E, network init)."""
     frames: int = 1_000_000
     """Training budget in environment frames (ALE: agent steps × 4 action repeats)."""
-    backend: Literal["inline", "local", "ray"] = "local"
+    backend: Literal[BACKENDS] = "local"
     """inline: one deterministic process (tests, debugging); local: actor processes + learner on
     this machine; ray: actors as Ray actors on a Ray cluster (any number of nodes)."""
     env_overrides: dict[str, Any] = field(default_factory=dict)
@@ -245,8 +248,11 @@ def _validate(cfg: Config) -> None:
         "pg_loss_scale", "entropy_scale", "aux_loss_scale", "eval_every", "torch_threads",
         "seed", "min_replay", "observation_reservoir", "head_hidden", "actor_failures_max",
     )
-    if cfg.backend not in BACKENDS:
-        raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, got {cfg.backend!r}")
+    # The registry itself, not BACKENDS: a backend registered since this module was imported
+    # (a test's) is allowed as well.
+    if cfg.backend not in backends.BACKENDS:
+        raise ValueError(
+            f"backend must be one of {', '.join(backends.BACKENDS)}, got {cfg.backend!r}")
     if cfg.ray_placement not in ("spread", "pack"):
         raise ValueError(f"ray_placement must be spread or pack, got {cfg.ray_placement!r}")
     if isinstance(cfg.families, bool) or not isinstance(cfg.families, int) or cfg.families < 1:

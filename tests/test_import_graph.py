@@ -1,8 +1,9 @@
 """The arrows of DESIGN.md, read from the source: math packages (policy_space, meta, learning,
 nets, envs) never import runtime or cli; meta and learning never import each other; nets never
 imports learning; evaluation reads run folders through the file layout below both
-(``gdi.scores``, ``gdi.run_files``) and never imports runtime. Every import counts, top-level
-or inside a function."""
+(``gdi.scores``, ``gdi.run_files``) and never imports runtime; the config, which every layer
+imports, never imports runtime or cli, and reads the backend names from the registry below
+both (``gdi.backends``). Every import counts, top-level or inside a function."""
 
 import ast
 from pathlib import Path
@@ -19,6 +20,8 @@ FORBIDDEN = {
     "learning": {"runtime", "cli", "meta"},
     "nets": {"runtime", "cli", "learning"},
     "evaluation": {"runtime", "cli"},
+    "config": {"runtime", "cli"},
+    "backends": {"runtime", "cli", "config"},
 }
 
 

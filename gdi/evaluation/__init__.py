@@ -53,6 +53,7 @@ from gdi.evaluation.paper import (
     summary_mismatches,
 )
 from gdi.evaluation.paper_scores import (
+    DEFAULT_COMPARE,
     Algorithm,
     PaperScores,
     algorithm,
@@ -125,7 +126,7 @@ __all__ = [
     "write_run_report",
 ]
 
-_LAZY = {"DEFAULT_COMPARE", "Report", "parse_compare", "write_report", "write_run_report"}
+_LAZY = {"Report", "parse_compare", "write_report", "write_run_report"}
 
 
 def __getattr__(name: str):

@@ -15,6 +15,8 @@ from typing import NamedTuple
 import numpy as np
 
 STATISTICS = ("iqm", "mean", "median", "optimality_gap")
+#: Bootstrap resamples of a confidence interval unless told otherwise (``gdi report --reps``).
+REPS = 2000
 
 
 class Interval(NamedTuple):
@@ -80,7 +82,7 @@ def aggregate_intervals(
     scores: Mapping[str, np.ndarray],
     statistics: Sequence[str] = STATISTICS,
     *,
-    reps: int = 2000,
+    reps: int = REPS,
     confidence: float = 0.95,
     seed: int = 0,
 ) -> dict[str, dict[str, Interval]]:
@@ -130,7 +132,7 @@ class CurveBand(NamedTuple):
     high: np.ndarray
 
 
-def curve_band(curves, *, reps: int = 2000, confidence: float = 0.95, seed: int = 0) -> CurveBand:
+def curve_band(curves, *, reps: int = REPS, confidence: float = 0.95, seed: int = 0) -> CurveBand:
     """``runs × points`` curves (on a shared x grid) -> mean and bootstrap CI band.
 
     Whole curves are resampled (rliable's stratified bootstrap over runs of one task), so the
@@ -147,7 +149,7 @@ def curve_band(curves, *, reps: int = 2000, confidence: float = 0.95, seed: int 
     return CurveBand(points["curve"], intervals["curve"][0], intervals["curve"][1])
 
 
-def probability_of_improvement(scores_x, scores_y, *, reps: int = 2000,
+def probability_of_improvement(scores_x, scores_y, *, reps: int = REPS,
                                confidence: float = 0.95, seed: int = 0) -> Interval:
     """P(X > Y): the probability that a run of X scores above a run of Y on a game, averaged
     over games (Mann-Whitney U / (n_x · n_y) per game, ties counting ½), with rliable's

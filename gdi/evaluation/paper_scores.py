@@ -20,6 +20,9 @@ import numpy as np
 
 from gdi.evaluation.games import atari_games, canonical_game
 
+#: The algorithms a report shows beside Atari runs unless ``--compare`` names others.
+DEFAULT_COMPARE = ("rainbow", "impala", "agent57", "gdi-i3", "gdi-h3")
+
 
 @dataclass(frozen=True)
 class Algorithm:

@@ -18,16 +18,16 @@ from pathlib import Path
 import numpy as np
 
 from gdi.evaluation import markdown, plots
-from gdi.evaluation.aggregates import aggregate_intervals
+from gdi.evaluation.aggregates import REPS, aggregate_intervals
 from gdi.evaluation.atari_report import write_atari_section
 from gdi.evaluation.baselines import baselines
 from gdi.evaluation.curves import group_curve
 from gdi.evaluation.games import is_atari57, spec_to_game
-from gdi.evaluation.paper_scores import algorithm
+from gdi.evaluation.paper_scores import DEFAULT_COMPARE, algorithm
 from gdi.evaluation.report_io import ReportFiles
+from gdi.run_files import list_checkpoints
 from gdi.scores import CONFIG_FILE, EVAL_DIR, RunEvals, load_run
 
-DEFAULT_COMPARE = ("rainbow", "impala", "agent57", "gdi-i3", "gdi-h3")
 # Resamples of a learning-curve band: one bootstrap per environment, so fewer than for the
 # aggregates, whose intervals are the report's headline numbers.
 CURVE_REPS = 500
@@ -62,7 +62,7 @@ def without_evaluations(run_dir: Path) -> str | None:
         return None
     if any((run_dir / EVAL_DIR).glob("*.json")):
         return None
-    if any((run_dir / "checkpoints").glob("ckpt_*.pt")):
+    if list_checkpoints(run_dir):
         hint = f"`gdi evaluate {run_dir}` evaluates its latest checkpoint"
     else:
         hint = "and no checkpoint: it stopped before its first one"
@@ -303,7 +303,7 @@ def write_report(
     out_dir: str | os.PathLike | None = None,
     *,
     compare: str | Sequence[str] = DEFAULT_COMPARE,
-    reps: int = 2000,
+    reps: int = REPS,
     seed: int = 0,
     video: bool = False,
 ) -> Report:

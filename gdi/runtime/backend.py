@@ -23,6 +23,7 @@ from typing import Protocol
 
 import torch
 
+from gdi.backends import BACKENDS  # name → "module:class", the one registry
 from gdi.runtime.actor import Window
 from gdi.runtime.errors import ActorFailure
 
@@ -92,14 +93,6 @@ class Backend(Protocol):
         ...
 
     def close(self) -> None: ...
-
-
-#: Backend name → "module:class", imported only when chosen (Ray is an optional extra).
-BACKENDS = {
-    "inline": "gdi.runtime.inline:InlineBackend",
-    "local": "gdi.runtime.local:LocalBackend",
-    "ray": "gdi.runtime.ray_backend:RayBackend",
-}
 
 
 def backend_class(name: str) -> type:

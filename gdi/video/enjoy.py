@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
+from gdi.run_files import POPULATION
 from gdi.runtime import seeds
 from gdi.video.encode import VideoWriter, check_writable, video_path
 from gdi.video.frames import caption, format_lambda, scale_for, upscale
@@ -35,7 +36,7 @@ def enjoy(
     run_dir: str | os.PathLike,
     episodes: int = 1,
     video: str | os.PathLike | None = None,
-    policy: str = "population",
+    policy: str = POPULATION,
     checkpoint: str | os.PathLike = "latest",
     seed: int | None = None,
     max_steps: int | None = None,
