@@ -27,7 +27,8 @@ import torch
 from gdi.envs import make_vector_env, resolve_env
 from gdi.learning.auxiliary import dynamics_losses
 from gdi.presets import resolve_config
-from gdi.runtime.actor import Actor, sample_actions
+from gdi.runtime.acting import sample_actions
+from gdi.runtime.actor import Actor
 from gdi.runtime.components import build_controller, build_network, env_shapes
 from gdi.runtime.learner import Learner
 from gdi.runtime.sequences import SequenceBatch

@@ -9,16 +9,16 @@
         obs, rewards, terminated, truncated, _ = env.step(actions)
         agent.observe(rewards, terminated, truncated)
 
-The agent acts as the actors do (π_λ from the network's advantages, sampled by
-``gdi.runtime.actor.sample_actions``) and carries what acting needs between steps: the LSTM
-state, the previous action and (compressed) reward the network reads, and each environment's λ.
+The agent acts with the actors' own acting step (``gdi.runtime.acting.Acting``: π_λ from the
+network's advantages) and carries what acting needs between steps: the LSTM state, the previous
+action and (compressed) reward the network reads, and each environment's λ. What it adds is
+the checks a user's loop needs (shapes, call order, finite rewards) and the run it comes from.
 :meth:`Agent.observe` is where it learns of episode ends: an environment whose episode ended
 starts the next one with a zero LSTM state and a fresh λ. The λ of an episode is drawn from E's
 state saved in the checkpoint (``policy="population"``, the paper's "population of agents") or
 is E's greedy λ (``policy="greedy"``); E itself is frozen: playing never updates it.
 
-``gdi evaluate``, the periodic evaluation during training and ``gdi enjoy`` all act through
-this class, so acting outside training is written once.
+``gdi evaluate`` (:func:`evaluate_checkpoint`) and ``gdi enjoy`` act through this class.
 """
 
 from __future__ import annotations
@@ -32,10 +32,11 @@ from typing import Any
 import numpy as np
 import torch
 
-from gdi.policy_space import get_policy_space
-from gdi.run_files import EVALUATION_POLICIES
-from gdi.runtime.actor import sample_actions
-from gdi.runtime.sequences import compress_reward
+from gdi.run_files import EVALUATION_POLICIES, POPULATION, eval_folder
+from gdi.runtime import seeds
+from gdi.runtime.acting import Acting
+from gdi.runtime.evaluator import play_agent_episodes
+from gdi.scores import write_eval_file
 
 POLICIES = tuple(EVALUATION_POLICIES)
 
@@ -47,11 +48,13 @@ CHECKPOINT_IDENTITY_FIELDS = (
 )
 
 
-class Agent:
-    """A network, a policy space and a source of λ, acting on ``num_envs`` environments.
+class Agent(Acting):
+    """A network, a policy space and a source of λ, acting on ``num_envs`` environments: the
+    actors' acting step (:class:`gdi.runtime.acting.Acting`) with checks of what a user's loop
+    gives it.
 
     Build one with :func:`load_agent`; ``Agent(...)`` directly is for code that already holds
-    the parts (the trainer's periodic evaluation).
+    the parts.
 
     Attributes:
         lambdas: ``float32 [num_envs, dim]``, the λ each environment's current episode plays.
@@ -70,17 +73,15 @@ class Agent:
         *,
         obs_shape: tuple[int, ...] | None = None,
         num_actions: int | None = None,
-        policy: str = "population",
+        policy: str = POPULATION,
         env_config=None,
         config=None,
         checkpoint: Path | None = None,
         frames: int | None = None,
     ) -> None:
-        self.net = net.eval()
-        self.space = get_policy_space(policy_space)
-        self.draw_lambda = draw_lambda
-        self.rng = np.random.default_rng(seed)  # action sampling, like an actor's
-        self.device = next(net.parameters()).device
+        super().__init__(net.eval(), policy_space,
+                         lambda k: np.stack([draw_lambda() for _ in range(k)]),
+                         np.random.default_rng(seed))  # action sampling, like an actor's
         self.obs_shape = tuple(obs_shape) if obs_shape is not None else None
         self.num_actions = num_actions
         self.policy = policy
@@ -88,8 +89,6 @@ class Agent:
         self.config = config
         self.checkpoint = checkpoint
         self.frames = frames
-        self.num_envs = 0
-        self._actions: np.ndarray | None = None
 
     @property
     def index_names(self) -> tuple[str, ...]:
@@ -130,13 +129,7 @@ class Agent:
             num_envs = num_envs.num_envs
         if isinstance(num_envs, bool) or num_envs < 1:
             raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
-        n = self.num_envs = int(num_envs)
-        self.state = self.net.initial_state(n)
-        self.resets = np.ones(n, dtype=bool)
-        self.prev_actions = np.zeros(n, dtype=np.int64)
-        self.prev_rewards = np.zeros(n, dtype=np.float32)
-        self.lambdas = np.stack([self.draw_lambda() for _ in range(n)]).astype(np.float32)
-        self._actions: np.ndarray | None = None
+        super().reset(int(num_envs))
 
     def act(self, obs: np.ndarray) -> np.ndarray:
         """Actions ``int64 [num_envs]`` for observations ``[num_envs, *obs_shape]``, sampled
@@ -144,7 +137,7 @@ class Agent:
         next ``act``."""
         if self.num_envs == 0:
             raise RuntimeError("call agent.reset(num_envs) before agent.act(obs)")
-        if self._actions is not None:
+        if self.pending is not None:
             raise RuntimeError("call agent.observe(rewards, terminated, truncated) after each "
                                "env.step, before the next agent.act")
         obs = np.asarray(obs)
@@ -154,17 +147,7 @@ class Agent:
                 f"observations have shape {obs.shape}; expected {expected} ({self.num_envs} "
                 f"environments; {self._describe_run()})"
             )
-        as_tensor = lambda a: torch.from_numpy(np.ascontiguousarray(a))[None].to(self.device)  # noqa: E731
-        with torch.no_grad():
-            out, self.state = self.net(
-                as_tensor(obs), as_tensor(self.prev_actions), as_tensor(self.prev_rewards),
-                as_tensor(self.resets), self.state,
-            )
-        adv = out.adv[:, 0].cpu().numpy()  # [F, N, A]
-        probs = self.space.acting_probs(adv, self.lambdas)
-        actions, _ = sample_actions(probs, self.rng)
-        self._actions = actions
-        return actions
+        return super().act(obs)
 
     def observe(self, rewards, terminated, truncated) -> np.ndarray:
         """The outcome of the last ``env.step``: the reward becomes the network's previous
@@ -173,7 +156,7 @@ class Agent:
         if self.num_envs == 0:
             raise RuntimeError("call agent.reset(num_envs) and agent.act(obs) before "
                                "agent.observe(rewards, terminated, truncated)")
-        if self._actions is None:
+        if self.pending is None:
             raise RuntimeError("agent.observe follows agent.act: no action is awaiting its outcome")
         rewards = np.asarray(rewards, dtype=np.float64).reshape(self.num_envs)
         bad = np.flatnonzero(~np.isfinite(rewards))
@@ -183,14 +166,7 @@ class Agent:
             i = int(bad[0])
             raise ValueError(f"environment {i}'s reward is {rewards[i]}; the agent needs finite "
                              "rewards (check the environment or its wrappers)")
-        done = np.logical_or(terminated, truncated).reshape(self.num_envs)
-        self.prev_actions = np.where(done, 0, self._actions)
-        self.prev_rewards = np.where(done, 0.0, compress_reward(rewards)).astype(np.float32)
-        self.resets = done
-        for i in np.flatnonzero(done):
-            self.lambdas[i] = self.draw_lambda()
-        self._actions = None
-        return done
+        return super().observe(rewards, terminated, truncated)
 
 
 def _usable_device(device: str | torch.device) -> torch.device:
@@ -271,15 +247,15 @@ def load_agent(
             training's evaluation plays); "greedy": E's greedy λ (highest value estimate).
         device: Where the network runs: "cpu", "cuda", "cuda:N" or "auto" (cuda where there is
             a GPU).
-        seed: Seed of action sampling and of E's λ draws (default: ``gdi.runtime.seeds.checkpoint_evaluation``
-            of the run's seed, what ``gdi evaluate`` uses).
+        seed: Seed of action sampling and of E's λ draws (default:
+            ``gdi.runtime.seeds.checkpoint_evaluation`` of the run's seed, what ``gdi evaluate``
+            uses).
         allow_foreign_checkpoint: Accept a checkpoint outside ``run_dir`` or from a run whose
             environment, preset or architecture differ.
     """
     from gdi.envs import resolve_env
-    from gdi.runtime import seeds
+    from gdi.runtime.checkpoint import checkpoint_controller_state
     from gdi.runtime.components import build_controller, build_network, env_shapes
-    from gdi.runtime.evaluator import checkpoint_controller_state
 
     if policy not in POLICIES:
         raise ValueError(f"unknown policy {policy!r}; allowed: {', '.join(POLICIES)}")
@@ -309,3 +285,38 @@ def load_agent(
         num_actions=shapes.num_actions, policy=policy, env_config=env_config, config=config,
         checkpoint=path, frames=int(payload["frames"]),
     )
+
+
+def evaluate_checkpoint(
+    run_dir,
+    checkpoint: str = "latest",
+    episodes: int = 32,
+    envs: int = 32,
+    seed: int | None = None,
+    on_episode: Callable[[], None] | None = None,
+    policy: str = POPULATION,
+    allow_foreign_checkpoint: bool = False,
+):
+    """Play ``episodes`` evaluation episodes with a run's checkpoint and write
+    ``eval/<checkpoint-name>.json``; returns (path, per-episode results). The greedy policy
+    writes to ``eval_greedy/`` instead, which reports never read: a run's curve and final
+    score stay those of one policy, the population's. ``policy``: "population" (λ ~ P_Λ) or
+    "greedy" (E's greedy λ), see ``gdi.runtime.evaluator``. A checkpoint outside the run folder or
+    from another kind of run is refused unless ``allow_foreign_checkpoint``
+    (:func:`gdi.agent.resolve_checkpoint`)."""
+
+    if episodes < 1 or envs < 1:
+        raise ValueError(f"episodes and envs must be >= 1, got {episodes} and {envs}")
+    folder = eval_folder(policy)  # ValueError for an unknown policy, before any work
+    agent = load_agent(run_dir, checkpoint, policy=policy, seed=seed,
+                       allow_foreign_checkpoint=allow_foreign_checkpoint)
+    config, path = agent.config, agent.checkpoint
+    seed = seeds.checkpoint_evaluation(config.seed) if seed is None else seed
+    results = play_agent_episodes(agent, agent.env_config, episodes, seed, max_envs=envs,
+                                  on_episode=on_episode)
+    written = write_eval_file(
+        run_dir, path.stem, checkpoint=path.stem, frames=agent.frames, env=config.env,
+        policy=EVALUATION_POLICIES[policy], seed=seed, episodes=results,
+        folder=folder,
+    )
+    return written, results

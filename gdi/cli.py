@@ -257,7 +257,7 @@ def evaluate(
     """
     from rich.progress import Progress
 
-    from gdi.runtime.evaluator import evaluate_checkpoint
+    from gdi.agent import evaluate_checkpoint
 
     with Progress(transient=True) as progress:
         task = progress.add_task("evaluating", total=episodes)

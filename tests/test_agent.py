@@ -8,13 +8,13 @@ import pytest
 import torch
 
 import gdi
+from gdi.agent import evaluate_checkpoint
 from gdi.cli import main
 from gdi.envs import make_vector_env
 from gdi.policy_space import get_policy_space
-from gdi.runtime.checkpoint import latest_checkpoint, load_checkpoint
+from gdi.runtime.acting import compress_reward
+from gdi.runtime.checkpoint import checkpoint_controller_state, latest_checkpoint, load_checkpoint
 from gdi.runtime.components import build_controller
-from gdi.runtime.evaluator import checkpoint_controller_state, evaluate_checkpoint
-from gdi.runtime.sequences import compress_reward
 from gdi.runtime.wiring import train
 from tests.runtime.helpers import one_line_error, tiny_config
 from tests.tolerance import assert_close, is_close

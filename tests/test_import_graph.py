@@ -20,6 +20,8 @@ FORBIDDEN = {
     "learning": {"runtime", "cli", "meta"},
     "nets": {"runtime", "cli", "learning"},
     "evaluation": {"runtime", "cli"},
+    # agent and video build on the runtime's acting step; the runtime never imports them.
+    "runtime": {"agent", "video", "cli"},
     "config": {"runtime", "cli"},
     "backends": {"runtime", "cli", "config"},
 }
@@ -66,6 +68,69 @@ def test_no_forbidden_arrow(package):
     bad = [f"{where} imports gdi.{imported}" for source, imported, where in edges()
            if source == package and imported in FORBIDDEN[package]]
     assert not bad, "arrows DESIGN.md forbids: " + "; ".join(bad)
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {module_name(path): path for path in ROOT.rglob("*.py")}
+
+
+def module_imports(path: Path) -> set[str]:
+    """The gdi modules ``path`` imports by name (``from gdi.runtime import seeds`` is the module
+    gdi.runtime.seeds; the parent packages a dotted import also runs are not counted)."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            for alias in node.names:
+                full = f"{node.module}.{alias.name}"
+                found.add(full if full in MODULES else node.module)
+    return {name for name in found if name in MODULES} - {module_name(path)}
+
+
+def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan's algorithm)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    cycles = []
+
+    def visit(module: str) -> None:
+        index[module] = low[module] = len(index)
+        stack.append(module)
+        for imported in sorted(graph[module]):
+            if imported not in index:
+                visit(imported)
+                low[module] = min(low[module], low[imported])
+            elif imported in stack:
+                low[module] = min(low[module], index[imported])
+        if low[module] == index[module]:
+            component = []
+            while not component or component[-1] != module:
+                component.append(stack.pop())
+            if len(component) > 1:
+                cycles.append(sorted(component))
+
+    for module in sorted(graph):
+        if module not in index:
+            visit(module)
+    return cycles
+
+
+def test_the_cycle_finder_finds_a_circle_through_a_third_module():
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert import_cycles(graph) == [["a", "b", "c"]]
+    assert import_cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_no_two_modules_import_each_other():
+    # Before: gdi.agent imported the runtime's evaluator, which imported gdi.agent lazily.
+    graph = {name: module_imports(path) for name, path in MODULES.items()}
+    assert import_cycles(graph) == []
 
 
 def test_every_math_package_exists():

@@ -1,7 +1,7 @@
 """The actor: samples data with behavior policies π_λ, λ drawn from E (Alg. GDI-I³/H³, ACTOR).
 
-One actor steps a batch of environments with one batched forward pass per step. Each
-environment has its own λ, drawn from the actor's E at the start of each episode and reported
+One actor steps a batch of environments with one batched forward pass per step (the acting
+step of ``gdi.runtime.acting``). Each environment has its own λ, drawn from the actor's E at the start of each episode and reported
 back to E with the raw episode return G at its end; like the paper, each actor keeps its own E
 (one bandit ensemble per actor). The actor records what the learner needs (see
 ``gdi.runtime.sequences`` for the exact contract) and pulls parameters every ``pull_every``
@@ -21,7 +21,8 @@ import torch
 from gdi.config import Config
 from gdi.envs import make_vector_env
 from gdi.policy_space import get_policy_space
-from gdi.runtime.sequences import SequenceBatch, SequenceBuilder, compress_reward
+from gdi.runtime.acting import Acting, compress_reward
+from gdi.runtime.sequences import SequenceBatch, SequenceBuilder
 
 
 @dataclass(frozen=True)
@@ -57,19 +58,6 @@ class Window:
     """Where the actor's time went since its last window (``Actor.take_phase_seconds``)."""
 
 
-def sample_actions(
-    probs: np.ndarray, rng: np.random.Generator
-) -> tuple[np.ndarray, np.ndarray]:
-    """One action per row of ``probs`` ``[N, A]`` and its log probability, by inverting the
-    CDF at u = r·(row sum), r ~ U[0, 1). Action a is drawn iff cdf[a−1] ≤ u < cdf[a], so an
-    action of probability 0 never is (u = 0 included); u < cdf[A−1] because r ≤ 1 − 2⁻⁵³
-    rounds r·s below s for every float s."""
-    cdf = np.cumsum(probs, axis=-1)
-    u = rng.random((probs.shape[0], 1)) * cdf[:, -1:]
-    actions = (cdf <= u).sum(axis=-1)
-    return actions, np.log(probs[np.arange(actions.shape[0]), actions])
-
-
 class Actor:
     def __init__(
         self,
@@ -94,7 +82,9 @@ class Actor:
         self.num_envs = config.envs_per_actor
         self.frames_per_step = env_config.frames_per_step
         self.env = make_vector_env(env_config, self.num_envs, seed)
-        self.rng = np.random.default_rng(seed)  # action sampling
+        self.acting = Acting(net, config.policy_space,
+                             lambda k: controller.sample_many(k).astype(np.float32),
+                             np.random.default_rng(seed))  # λ from E; seeded action sampling
         self.version = -1  # no parameters pulled yet: the first pull always copies
         self.steps = 0
         self.pulled_at: int | None = None  # self.steps at the last pull (None: never pulled)
@@ -103,7 +93,7 @@ class Actor:
         # report; whoever reports them resets them (take_phase_seconds).
         self.phase_seconds: dict[str, float] = defaultdict(float)
         self._start_episodes(seed)
-        state_shape = tuple(self.state.shape[1:])
+        state_shape = tuple(self.acting.state.shape[1:])
         self.builder = SequenceBuilder(
             self.num_envs, config.sequence_length, config.seq_stride,
             self.obs.shape[1:], self.obs.dtype, self.space.dim, state_shape,
@@ -113,11 +103,7 @@ class Actor:
         """Reset every environment and draw a fresh λ for each."""
         n = self.num_envs
         self.obs, _ = self.env.reset(seed=seed)
-        self.resets = np.ones(n, dtype=bool)
-        self.prev_actions = np.zeros(n, dtype=np.int64)
-        self.prev_rewards = np.zeros(n, dtype=np.float32)
-        self.state = self.net.initial_state(n)
-        self.lambdas = self.controller.sample_many(n).astype(np.float32)
+        self.acting.reset(n)
         self.returns = np.zeros(n, dtype=np.float64)
         self.lengths = np.zeros(n, dtype=np.int64)
 
@@ -172,17 +158,10 @@ class Actor:
         """One step of every environment; returns a finished window of sequences (or None)
         and the episodes that ended."""
         clock = time.perf_counter
+        acting = self.acting
         start = clock()
-        with torch.no_grad():
-            outputs, next_state = self.net(
-                torch.from_numpy(self.obs)[None],
-                torch.from_numpy(self.prev_actions)[None],
-                torch.from_numpy(self.prev_rewards)[None],
-                torch.from_numpy(self.resets)[None],
-                self.state,
-            )
-        probs = self.space.acting_probs(outputs.adv[:, 0].numpy(), self.lambdas)  # [F, N, A]
-        actions, log_mu = sample_actions(probs, self.rng)
+        actions = acting.act(self.obs)
+        log_mu, next_state = acting.pending.log_mu, acting.pending.next_state
         env_start = clock()
         next_obs, rewards, terminated, truncated, info = self.env.step(actions)
         rewards = np.asarray(rewards, dtype=np.float64)
@@ -191,9 +170,10 @@ class Actor:
         record_start = clock()
         # Both end the trace (discount 0); a truncation's bootstrap is in truncation_values.
         dones = np.logical_or(terminated, truncated)
+        # The step's inputs as the network read them (acting carries them until observe).
         self.builder.record(
-            self.obs, self.resets, self.prev_actions, self.prev_rewards, self.state.numpy(),
-            actions, log_mu, self.lambdas, self.version, rewards, dones,
+            self.obs, acting.resets, acting.prev_actions, acting.prev_rewards,
+            acting.state.numpy(), actions, log_mu, acting.lambdas, self.version, rewards, dones,
             truncation_values,
         )
 
@@ -202,28 +182,24 @@ class Actor:
         episodes = []
         meta_start = clock()
         ended = np.flatnonzero(dones)
-        if ended.size:
-            # Operator E: every episode that ended at this step updates E, then the
-            # environments draw their next λ from the updated E, all in one call.
-            for i in ended:
-                lam = self.lambdas[i].astype(np.float64)
-                episodes.append(EpisodeRecord(
-                    self.actor_id, int(i), float(self.returns[i]), int(self.lengths[i]),
-                    tuple(float(x) for x in lam),
-                ))
-                self.controller.update(lam, float(self.returns[i]))
-            self.lambdas[ended] = self.controller.sample_many(ended.size)
-            self.returns[ended] = 0.0
-            self.lengths[ended] = 0
+        # Operator E: every episode that ended at this step updates E; then observe draws the
+        # next λ of those environments from the updated E, all in one call.
+        for i in ended:
+            lam = acting.lambdas[i].astype(np.float64)
+            episodes.append(EpisodeRecord(
+                self.actor_id, int(i), float(self.returns[i]), int(self.lengths[i]),
+                tuple(float(x) for x in lam),
+            ))
+            self.controller.update(lam, float(self.returns[i]))
+        acting.observe(rewards, terminated, truncated)
+        self.returns[ended] = 0.0
+        self.lengths[ended] = 0
         meta_end = clock()
 
-        self.prev_actions = np.where(dones, 0, actions)
-        self.prev_rewards = np.where(dones, 0.0, compress_reward(rewards)).astype(np.float32)
-        self.resets = dones
         self.obs = next_obs
-        self.state = next_state
         self.steps += 1
-        window = self.builder.emit(self.obs, self.resets, self.prev_actions, self.prev_rewards)
+        window = self.builder.emit(self.obs, acting.resets, acting.prev_actions,
+                                   acting.prev_rewards)
         end = clock()
         phases = self.phase_seconds
         phases["inference"] += (env_start - start) + (record_start - truncation_start)
@@ -271,15 +247,11 @@ class Actor:
         return {
             "env": env_bytes,
             "obs": self.obs.copy(),
-            "resets": self.resets.copy(),
-            "prev_actions": self.prev_actions.copy(),
-            "prev_rewards": self.prev_rewards.copy(),
-            "state": self.state.clone(),
-            "lambdas": self.lambdas.copy(),
+            **self.acting.carried(),  # state, resets, prev_actions, prev_rewards, lambdas
             "returns": self.returns.copy(),
             "lengths": self.lengths.copy(),
             "builder": self.builder.state_dict(),
-            "rng": self.rng.bit_generator.state,
+            "rng": self.acting.rng.bit_generator.state,
             "controller": self.controller.state_dict(),
             "net": self.net.state_dict(),
             "version": self.version,
@@ -293,9 +265,9 @@ class Actor:
         self.controller.load_state_dict(state["controller"])
         self.net.load_state_dict(state["net"])
         if "rng" in state:
-            self.rng.bit_generator.state = state["rng"]
+            self.acting.rng.bit_generator.state = state["rng"]
         else:  # written when actions were sampled with a torch generator: seed from its state
-            self.rng = np.random.default_rng(
+            self.acting.rng = np.random.default_rng(
                 np.frombuffer(state["generator"].numpy().tobytes(), dtype=np.uint32)
             )
         self.version, self.steps = state["version"], state["steps"]
@@ -309,10 +281,9 @@ class Actor:
             return False
         self.env.close()
         self.env = pickle.loads(state["env"])
-        for name in ("obs", "resets", "prev_actions", "prev_rewards", "lambdas", "returns",
-                     "lengths"):
+        for name in ("obs", "returns", "lengths"):
             setattr(self, name, state[name])
-        self.state = state["state"]
+        self.acting.load_carried(state)
         self.builder.load_state_dict(state["builder"])
         return True
 

@@ -23,6 +23,7 @@ from gdi.run_files import CHECKPOINT_DIR, checkpoint_name, latest_checkpoint, li
 __all__ = [
     "FORMAT_VERSION",
     "SET_ASIDE_SUFFIX",
+    "checkpoint_controller_state",
     "checkpoint_controller_states",
     "checkpoint_name",
     "latest_checkpoint",
@@ -127,3 +128,12 @@ def _one_line(err: Exception) -> str:
     """The first sentence of a loader's message, on one line (torch's run to a paragraph)."""
     text = " ".join(str(err).split()).split(". ")[0]
     return text if len(text) <= 160 else text[:157] + "..."
+
+
+def checkpoint_controller_state(payload: dict) -> dict | None:
+    """Actor 0's E state as saved by either backend."""
+    if "actors" in payload:
+        return payload["actors"][0]["controller"]
+    if payload.get("controllers"):
+        return payload["controllers"][0]
+    return None

@@ -19,8 +19,8 @@ import numpy as np
 import torch
 
 from gdi.envs import env_seeds, make_vector_env
-from gdi.run_files import EVALUATION_POLICIES, POPULATION, eval_folder
-from gdi.runtime import seeds
+from gdi.run_files import EVALUATION_POLICIES, POPULATION
+from gdi.runtime.acting import Acting
 
 #: What periodic evaluation during training records as its policy: the population's.
 POLICY_DESCRIPTION = EVALUATION_POLICIES[POPULATION]
@@ -38,21 +38,21 @@ def play_episodes(
 ) -> list[dict]:
     """Play ``episodes`` episodes with ``net`` acting by π_λ, λ from ``sample_lambda``: the
     trainer's periodic evaluation (see :func:`play_agent_episodes`)."""
-    from gdi.agent import Agent
-
-    agent = Agent(net, policy_space, sample_lambda, seed)
-    return play_agent_episodes(agent, env_config, episodes, seed, max_envs, on_episode)
+    acting = Acting(net, policy_space, lambda k: np.stack([sample_lambda() for _ in range(k)]),
+                    np.random.default_rng(seed))
+    return play_agent_episodes(acting, env_config, episodes, seed, max_envs, on_episode)
 
 
 def play_agent_episodes(
-    agent,
+    agent: Acting,
     env_config,
     episodes: int,
     seed: int,
     max_envs: int = 32,
     on_episode: Callable[[], None] | None = None,
 ) -> list[dict]:
-    """Play ``episodes`` episodes with a :class:`gdi.agent.Agent`, each on its own environment
+    """Play ``episodes`` episodes with ``agent`` (the acting step, or a :class:`gdi.agent.Agent`,
+    which is one), each on its own environment
     (the environments of a block of ``max_envs`` are seeded by ``gdi.envs.env_seeds(seed +
     start, n)``); returns per episode ``{"return", "frames", "seed", "lambda"}`` with the
     environment's actual seed. An environment whose episode ended keeps stepping (the block
@@ -91,49 +91,3 @@ def play_agent_episodes(
         finally:
             env.close()
     return results
-
-
-def checkpoint_controller_state(payload: dict) -> dict | None:
-    """Actor 0's E state as saved by either backend."""
-    if "actors" in payload:
-        return payload["actors"][0]["controller"]
-    if payload.get("controllers"):
-        return payload["controllers"][0]
-    return None
-
-
-def evaluate_checkpoint(
-    run_dir,
-    checkpoint: str = "latest",
-    episodes: int = 32,
-    envs: int = 32,
-    seed: int | None = None,
-    on_episode: Callable[[], None] | None = None,
-    policy: str = POPULATION,
-    allow_foreign_checkpoint: bool = False,
-):
-    """Play ``episodes`` evaluation episodes with a run's checkpoint and write
-    ``eval/<checkpoint-name>.json``; returns (path, per-episode results). The greedy policy
-    writes to ``eval_greedy/`` instead, which reports never read: a run's curve and final
-    score stay those of one policy, the population's. ``policy``: "population" (λ ~ P_Λ) or
-    "greedy" (E's greedy λ), see the module docstring. A checkpoint outside the run folder or
-    from another kind of run is refused unless ``allow_foreign_checkpoint``
-    (:func:`gdi.agent.resolve_checkpoint`)."""
-    from gdi.agent import load_agent
-    from gdi.scores import write_eval_file
-
-    if episodes < 1 or envs < 1:
-        raise ValueError(f"episodes and envs must be >= 1, got {episodes} and {envs}")
-    folder = eval_folder(policy)  # ValueError for an unknown policy, before any work
-    agent = load_agent(run_dir, checkpoint, policy=policy, seed=seed,
-                       allow_foreign_checkpoint=allow_foreign_checkpoint)
-    config, path = agent.config, agent.checkpoint
-    seed = seeds.checkpoint_evaluation(config.seed) if seed is None else seed
-    results = play_agent_episodes(agent, agent.env_config, episodes, seed, max_envs=envs,
-                                  on_episode=on_episode)
-    written = write_eval_file(
-        run_dir, path.stem, checkpoint=path.stem, frames=agent.frames, env=config.env,
-        policy=EVALUATION_POLICIES[policy], seed=seed, episodes=results,
-        folder=folder,
-    )
-    return written, results

@@ -89,13 +89,6 @@ class SequenceBatch:
         return {name: getattr(self, name) for name in FIELDS}
 
 
-def compress_reward(reward: np.ndarray) -> np.ndarray:
-    """sign(r)·log(1 + |r|): the previous-reward input of the network. Raw game scores span
-    orders of magnitude; the network sees them compressed (the learning targets use the
-    family's own shaping, App. "Hyperparameters")."""
-    return (np.sign(reward) * np.log1p(np.abs(reward))).astype(np.float32)
-
-
 class SequenceBuilder:
     """Cuts the step streams of N lock-stepped environments into overlapping sequences.
 

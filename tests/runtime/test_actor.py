@@ -11,9 +11,9 @@ from gdi.config import apply_overrides
 from gdi.envs import env_seeds, resolve_env
 from gdi.policy_space import get_policy_space
 from gdi.presets import resolve_config
-from gdi.runtime.actor import Actor, sample_actions
+from gdi.runtime.acting import compress_reward, sample_actions
+from gdi.runtime.actor import Actor
 from gdi.runtime.components import build_controller, build_network, env_shapes
-from gdi.runtime.sequences import compress_reward
 from tests.nets.helpers import summed_terms
 from tests.tolerance import assert_close
 
@@ -163,10 +163,10 @@ def test_an_actor_state_with_the_former_torch_generator_still_loads():
     del state["rng"]
     restored = _actor("gdi-i3")
     restored.load_state_dict(state)
-    assert restored.steps == 3 and isinstance(restored.rng, np.random.Generator)
+    assert restored.steps == 3 and isinstance(restored.acting.rng, np.random.Generator)
     same = _actor("gdi-i3")
     same.load_state_dict(state)
-    assert restored.rng.random() == same.rng.random()  # seeded from the saved state
+    assert restored.acting.rng.random() == same.acting.rng.random()  # seeded from the saved state
 
 
 class _CountingServer:

@@ -3,7 +3,8 @@
 import numpy as np
 import pytest
 
-from gdi.runtime.sequences import SequenceBatch, SequenceBuilder, compress_reward
+from gdi.runtime.acting import compress_reward
+from gdi.runtime.sequences import SequenceBatch, SequenceBuilder
 from tests.tolerance import assert_close
 
 

@@ -194,8 +194,8 @@ def test_evaluate_command_writes_scores(tmp_path, capsys):
 
 
 def test_greedy_evaluation_plays_es_greedy_lambda_in_every_episode(tmp_path, capsys):
+    from gdi.runtime.checkpoint import checkpoint_controller_state
     from gdi.runtime.components import build_controller
-    from gdi.runtime.evaluator import checkpoint_controller_state
 
     config = tiny_config(frames=1200)
     result = train(config, tmp_path / "run", show_progress=False, tensorboard=False)
