@@ -107,8 +107,8 @@ class ActorTurns:
     id), so that every actor acts in turn.
 
     The driver asks just in time, so after warm-up it rarely has more than one window in
-    flight; asking "the first idle actor" then meant actor 0 every time, and every other
-    actor, its environments and its E stood still after warm-up (issue 30, item 7). Counted
+    flight; asking "the first idle actor" would mean actor 0 every time, and every other
+    actor, its environments and its E would stand still after warm-up. Counted
     in requests, not seconds, so the inline backend stays exactly reproducible; saved in
     checkpoints for exact resume."""
 

@@ -6,12 +6,11 @@
 
 Flow control is by credits: an actor acts a window only when asked, at most one window in
 flight per actor, the idle actor asked least recently first (``ActorTurns``: every actor acts
-in turn, whatever the number in flight), and windows are asked for ``LEAD_STEPS`` learner steps before the collector
-would fall below ``min_replay``. On a CPU the learner is the bottleneck, and a window acted
-earlier than needed is acted by older parameters (measured on MinAtar Breakout, policy lag in
-learner steps: ≈ 22 with free-running actors, ≈ 13.5 asking as soon as a window arrived, ≈ 10
-acting exactly when the learner runs out). Memory stays bounded and no data is dropped: the
-replay ratio stays exact.
+in turn, whatever the number in flight), and windows are asked for ``LEAD_STEPS`` learner
+steps before the collector would fall below ``min_replay``. Where the learner is the
+bottleneck (a CPU), a window acted earlier than needed is acted by older parameters, so asking
+just in time keeps the policy lag low (docs/scaling.md, "Asking just in time", has the lags
+measured). Memory stays bounded and no data is dropped: the replay ratio stays exact.
 """
 
 from __future__ import annotations
@@ -23,9 +22,8 @@ from gdi.runtime.backend import Backend
 from gdi.runtime.trainer import Trainer
 
 #: How many learner steps ahead of need an actor is asked for its next window: enough for the
-#: actor to act it while the learner takes those steps (a MinAtar window of 10 steps × 32
-#: environments takes about one learner step of batch 16 on this CPU), few enough that the
-#: window is acted by recent parameters.
+#: actor to act it while the learner takes those steps (on MinAtar a window takes about one
+#: learner step, docs/scaling.md), few enough that the window is acted by recent parameters.
 LEAD_STEPS = 2
 
 

@@ -283,8 +283,8 @@ class RayBackend(ParallelBackend):
     def _fit_learner_threads(self) -> None:
         """The learner's threads (unless torch_threads sets them): the cores of this node
         that its actors leave free. Where the actors land is known only once Ray has placed
-        them, and a learner with more threads than free cores spins (on this 2-core machine,
-        with two actors beside it, a run went from ~2,000 to ~90 frames/s)."""
+        them, and a learner with more threads than free cores spins (docs/scaling.md, "Ray
+        against local", says what that cost)."""
         if self.config.torch_threads > 0:
             return
         here = self.ray.get_runtime_context().get_node_id()
