@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from gdi.run_files import EVALUATION_POLICIES, POPULATION, eval_folder
+from gdi.run_files import EVALUATION_POLICIES, LATEST, POPULATION, eval_folder
 from gdi.runtime import seeds
 from gdi.runtime.acting import Acting
 from gdi.runtime.evaluator import play_agent_episodes
@@ -197,7 +197,7 @@ def checkpoint_mismatch(run_config: dict, checkpoint_config: dict) -> list[str]:
     return out
 
 
-def resolve_checkpoint(run_dir, checkpoint: str | os.PathLike = "latest",
+def resolve_checkpoint(run_dir, checkpoint: str | os.PathLike = LATEST,
                        allow_foreign: bool = False):
     """The run's Config, the checkpoint's path and its payload. A checkpoint outside the run
     folder, or one saved by a run of another environment, preset or architecture, is refused
@@ -209,7 +209,7 @@ def resolve_checkpoint(run_dir, checkpoint: str | os.PathLike = "latest",
     if not run_dir.is_dir():
         raise FileNotFoundError(f"{run_dir} is not a gdi run folder (no such folder)")
     config, _ = read_config(run_dir)
-    path = latest_checkpoint(run_dir) if str(checkpoint) == "latest" else Path(checkpoint)
+    path = latest_checkpoint(run_dir) if str(checkpoint) == LATEST else Path(checkpoint)
     payload = load_checkpoint(path)
     if not allow_foreign:
         if not path.resolve().is_relative_to(run_dir.resolve()):
@@ -230,7 +230,7 @@ def resolve_checkpoint(run_dir, checkpoint: str | os.PathLike = "latest",
 
 def load_agent(
     run_dir: str | os.PathLike,
-    checkpoint: str | os.PathLike = "latest",
+    checkpoint: str | os.PathLike = LATEST,
     policy: str = "population",
     device: str | torch.device = "cpu",
     seed: int | None = None,
@@ -289,7 +289,7 @@ def load_agent(
 
 def evaluate_checkpoint(
     run_dir,
-    checkpoint: str = "latest",
+    checkpoint: str = LATEST,
     episodes: int = 32,
     envs: int = 32,
     seed: int | None = None,

@@ -24,7 +24,7 @@ from gdi.evaluation.aggregates import REPS
 from gdi.evaluation.paper_scores import DEFAULT_COMPARE
 from gdi.meta.registry import CONTROLLERS
 from gdi.meta.synthetic import run_demo
-from gdi.run_files import EVALUATION_POLICIES, POPULATION
+from gdi.run_files import EVALUATION_POLICIES, LATEST, POPULATION
 
 # Errors a user can cause with bad input. They are printed as one line and exit with code 2;
 # GDI_DEBUG=1 shows the traceback instead.
@@ -230,7 +230,7 @@ def presets() -> None:
 
 def evaluate(
     run: Positional[Path],
-    checkpoint: str = "latest",
+    checkpoint: str = LATEST,
     episodes: int = Config.eval_episodes,
     envs: int = 32,
     seed: int | None = None,
@@ -276,7 +276,7 @@ def enjoy(
     episodes: int = 1,
     video: Path | None = None,
     policy: Literal[tuple(EVALUATION_POLICIES)] = POPULATION,
-    checkpoint: str = "latest",
+    checkpoint: str = LATEST,
     seed: int | None = None,
     max_steps: int | None = None,
     allow_foreign_checkpoint: bool = False,

@@ -16,6 +16,8 @@ __all__ = [
     "CHECKPOINT_DIR",
     "EVALUATION_POLICIES",
     "EVAL_DIR",
+    "LATEST",
+    "OBSERVATIONS_FILE",
     "POPULATION",
     "checkpoint_name",
     "eval_folder",
@@ -25,6 +27,10 @@ __all__ = [
 
 CHECKPOINT_DIR = "checkpoints"
 EVAL_DIR = "eval"
+#: The visited states a run keeps for ``gdi analyze richness`` (``observation_reservoir``).
+OBSERVATIONS_FILE = "observations.npz"
+#: What names a run's newest checkpoint wherever a checkpoint is asked for.
+LATEST = "latest"
 
 #: The default evaluation policy, λ ~ P_Λ: what periodic evaluation during training plays (the
 #: paper's "population of agents") and the only one reports read.

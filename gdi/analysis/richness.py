@@ -42,7 +42,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from gdi.runtime.reservoir import OBSERVATIONS_FILE
+from gdi.run_files import OBSERVATIONS_FILE
 
 PCA_DIMS = 50
 STATES_PER_CLUSTER = 5  # distinct states per k-means cluster when k is not given

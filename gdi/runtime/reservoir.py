@@ -28,8 +28,6 @@ import numpy as np
 
 from gdi.atomic import atomic_write
 
-OBSERVATIONS_FILE = "observations.npz"
-
 
 class StageReservoir:
     """Per-stage uniform reservoirs of observations (Algorithm R), seeded and checkpointable."""

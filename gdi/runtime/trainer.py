@@ -17,6 +17,7 @@ import numpy as np
 import torch
 
 from gdi.config import Config
+from gdi.run_files import OBSERVATIONS_FILE
 from gdi.runtime import seeds
 from gdi.runtime.actor import EpisodeRecord, Window
 from gdi.runtime.backend import ActorTurns
@@ -26,7 +27,7 @@ from gdi.runtime.components import build_controller
 from gdi.runtime.errors import LearnerDiverged
 from gdi.runtime.evaluator import POLICY_DESCRIPTION, play_episodes
 from gdi.runtime.learner import Learner
-from gdi.runtime.reservoir import OBSERVATIONS_FILE, StageReservoir
+from gdi.runtime.reservoir import StageReservoir
 from gdi.runtime.run_dir import MetricsWriter
 from gdi.runtime.sequences import SequenceBatch
 from gdi.scores import write_eval_file

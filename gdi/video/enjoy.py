@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from gdi.run_files import POPULATION
+from gdi.run_files import LATEST, POPULATION
 from gdi.runtime import seeds
 from gdi.video.encode import VideoWriter, check_writable, video_path
 from gdi.video.frames import caption, format_lambda, scale_for, upscale
@@ -37,7 +37,7 @@ def enjoy(
     episodes: int = 1,
     video: str | os.PathLike | None = None,
     policy: str = POPULATION,
-    checkpoint: str | os.PathLike = "latest",
+    checkpoint: str | os.PathLike = LATEST,
     seed: int | None = None,
     max_steps: int | None = None,
     on_episode: Callable[[int, float], None] | None = None,

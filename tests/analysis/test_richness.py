@@ -17,7 +17,8 @@ from gdi.analysis.richness import (
     load_observations,
 )
 from gdi.cli import main
-from gdi.runtime.reservoir import OBSERVATIONS_FILE, StageReservoir
+from gdi.run_files import OBSERVATIONS_FILE
+from gdi.runtime.reservoir import StageReservoir
 from tests.tolerance import assert_close
 
 

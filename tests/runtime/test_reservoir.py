@@ -5,8 +5,9 @@ work, on = observations.npz written and resumed exactly)."""
 import numpy as np
 import pytest
 
+from gdi.run_files import OBSERVATIONS_FILE
 from gdi.runtime.checkpoint import latest_checkpoint, load_checkpoint
-from gdi.runtime.reservoir import OBSERVATIONS_FILE, StageReservoir
+from gdi.runtime.reservoir import StageReservoir
 from gdi.runtime.wiring import train
 from tests.runtime.test_train import tiny_config
 
