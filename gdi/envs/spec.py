@@ -132,6 +132,13 @@ class EnvConfig:
         return 1
 
     @property
+    def stacked_frames(self) -> int:
+        """Frames stacked in each observation along its first axis, newest last (ALE: the
+        frame stack; else 1, an observation is one frame). Actors store only the newest frame
+        of a step and the learner's side rebuilds the stacks (``gdi.runtime.steps``)."""
+        return 1
+
+    @property
     def spec(self) -> str:
         """The canonical spec string, ``<kind>:<name>``."""
         return f"{self.kind}:{self.name}"
@@ -252,6 +259,10 @@ class AtariConfig(EnvConfig):
     @property
     def frames_per_step(self) -> int:
         return self.action_repeat
+
+    @property
+    def stacked_frames(self) -> int:
+        return self.frame_stack
 
     @property
     def rom_id(self) -> str:

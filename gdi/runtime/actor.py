@@ -22,7 +22,7 @@ from gdi.config import Config
 from gdi.envs import make_vector_env
 from gdi.policy_space import get_policy_space
 from gdi.runtime.acting import Acting, compress_reward
-from gdi.runtime.sequences import SequenceBatch, SequenceBuilder
+from gdi.runtime.steps import StepChunk, StepRecorder
 
 
 @dataclass(frozen=True)
@@ -46,8 +46,9 @@ class Window:
     """
 
     actor_id: int
-    sequences: SequenceBatch
-    """The window's sequences, one per environment (see ``gdi.runtime.sequences``)."""
+    steps: StepChunk
+    """The steps acted for the window, each once, and the sequences they complete, one per
+    environment (see ``gdi.runtime.steps`` and ``gdi.runtime.sequences``)."""
     episodes: list[EpisodeRecord]
     """The episodes that ended while the window was acted."""
     frames: int
@@ -94,9 +95,9 @@ class Actor:
         self.phase_seconds: dict[str, float] = defaultdict(float)
         self._start_episodes(seed)
         state_shape = tuple(self.acting.state.shape[1:])
-        self.builder = SequenceBuilder(
-            self.num_envs, config.sequence_length, config.seq_stride,
-            self.obs.shape[1:], self.obs.dtype, self.space.dim, state_shape,
+        self.builder = StepRecorder(
+            self.num_envs, config.sequence_length, config.seq_stride, self.obs.shape[1:],
+            self.obs.dtype, env_config.stacked_frames, self.space.dim, state_shape,
         )
 
     def _start_episodes(self, seed: int | None) -> None:
@@ -148,15 +149,15 @@ class Actor:
         while True:
             if self.pull_due:
                 self.pull(server)
-            sequences, ended = self.step()
+            steps, ended = self.step()
             episodes.extend(ended)
-            if sequences is not None:
-                return Window(self.actor_id, sequences, episodes, self.frames - frames_before,
+            if steps is not None:
+                return Window(self.actor_id, steps, episodes, self.frames - frames_before,
                               self.controller.state_dict(), self.take_phase_seconds())
 
-    def step(self) -> tuple[SequenceBatch | None, list[EpisodeRecord]]:
-        """One step of every environment; returns a finished window of sequences (or None)
-        and the episodes that ended."""
+    def step(self) -> tuple[StepChunk | None, list[EpisodeRecord]]:
+        """One step of every environment; returns the chunk of steps of a finished window (or
+        None) and the episodes that ended."""
         clock = time.perf_counter
         acting = self.acting
         start = clock()
@@ -284,7 +285,10 @@ class Actor:
         for name in ("obs", "returns", "lengths"):
             setattr(self, name, state[name])
         self.acting.load_carried(state)
-        self.builder.load_state_dict(state["builder"])
+        if "chunk_start" in state["builder"]:
+            self.builder.load_state_dict(state["builder"])
+        # else: written when whole sequences were recorded; the recorder starts a new stream
+        # here (its data collector holds those sequences whole), losing the partial window.
         return True
 
     def close(self) -> None:

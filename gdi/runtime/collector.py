@@ -1,22 +1,51 @@
-"""The data collector (DC of the paper's Algorithms GDI-I³/H³): sequences in, batches out.
+"""The data collector (DC of the paper's Algorithms GDI-I³/H³): steps in, batches out.
 
 Each sequence is trained on exactly ``replay`` times and then dropped ("we train each sample
 twice", App. "Experiment Details"); none is ever evicted early. Sequences enter in arrival
 order and a batch is ``batch_size`` distinct sequences drawn uniformly from those held, so the
 two uses of one sequence land in different batches. Memory is bounded by ``capacity``: when it
 is full the collector accepts nothing more, and actors wait (``free_slots`` tells them).
+
+Each step is stored once (``gdi.runtime.steps``): the collector keeps each actor's recent
+``StepChunk``s, a sequence is a reference into them, and a batch is assembled from the
+references, its stacks of frames rebuilt, into exactly the ``SequenceBatch`` the learner reads.
+A chunk is freed once no held sequence and no sequence still to come refers to it.
 """
 
 from __future__ import annotations
 
+from collections import deque
+from dataclasses import dataclass
+
 import numpy as np
 
-from gdi.runtime.sequences import SequenceBatch
+from gdi.runtime.sequences import OBS_FIELDS, STEP_FIELDS, SequenceBatch
+from gdi.runtime.steps import StepChunk, rebuild_stacks
+
+#: The chunk arrays behind each per-observation field of a SequenceBatch besides ``obs``: the
+#: steps' own, then the next observation's.
+_OBS_SOURCES = {"resets": "next_resets", "prev_actions": "next_prev_actions",
+                "prev_rewards": "next_prev_rewards"}
+
+
+@dataclass(frozen=True)
+class StoredSequence:
+    """One environment's sequence, by reference: ``pieces`` cover its steps and, before them,
+    up to ``frame_stack − 1`` steps of frame history (``(chunk, first row, end row)`` each;
+    history before the stream's start is zero frames); ``last`` is the chunk that completed
+    it (its next observation and initial state)."""
+
+    pieces: tuple[tuple[StepChunk, int, int], ...]
+    history: int
+    """Rows of ``pieces`` before the sequence's first step."""
+    last: StepChunk
+    env: int
 
 
 class ReplayCollector:
     def __init__(
-        self, batch_size: int, replay: int, capacity: int, min_size: int, seed: int
+        self, batch_size: int, replay: int, capacity: int, min_size: int, seed: int,
+        frame_stack: int = 1,
     ) -> None:
         if not 1 <= batch_size <= min_size <= capacity:
             raise ValueError(
@@ -27,9 +56,11 @@ class ReplayCollector:
             raise ValueError(f"replay must be >= 1, got {replay}")
         self.batch_size, self.replay = batch_size, replay
         self.capacity, self.min_size = capacity, min_size
+        self.frame_stack = frame_stack
         self._rng = np.random.default_rng(seed)
-        self._items: list[SequenceBatch] = []  # each a batch of one sequence
+        self._items: list[StoredSequence] = []
         self._uses_left: list[int] = []
+        self._streams: dict[int, deque[StepChunk]] = {}  # actor id → its recent chunks
         self.added = 0
         self.trained = 0  # sequence-uses handed to the learner
 
@@ -40,45 +71,156 @@ class ReplayCollector:
     def free_slots(self) -> int:
         return self.capacity - len(self._items)
 
-    def add(self, batch: SequenceBatch) -> None:
-        if batch.size > self.free_slots:
-            raise ValueError(
-                f"collector has {self.free_slots} free slots, cannot add {batch.size} sequences"
-            )
-        for i in range(batch.size):
-            self._items.append(batch.column(i))
+    # --- in ------------------------------------------------------------------------------------
+    def add(self, data: StepChunk | SequenceBatch, actor: int | None = None) -> None:
+        """An actor's chunk (``actor``: whose stream it continues), or whole sequences (a
+        ``SequenceBatch``, stored as a chunk of their own)."""
+        chunk = data if isinstance(data, StepChunk) else StepChunk.from_sequences(
+            data, self.frame_stack)
+        if chunk.num_envs > self.free_slots:
+            raise ValueError(f"collector has {self.free_slots} free slots, cannot add "
+                             f"{chunk.num_envs} sequences")
+        if chunk.history_frames is not None or actor is None:
+            pieces, history = ((chunk, 0, chunk.steps),), 0
+        else:
+            pieces, history = self._continue_stream(actor, chunk)
+        for env in range(chunk.num_envs):
+            self._items.append(StoredSequence(pieces, history, chunk, env))
             self._uses_left.append(self.replay)
-        self.added += batch.size
+        self.added += chunk.num_envs
+
+    def _continue_stream(self, actor: int, chunk: StepChunk):
+        tail = self._streams.get(actor)
+        if chunk.start == 0:  # a new stream: a new or restarted actor
+            tail = self._streams[actor] = deque()
+        elif tail is None or tail[-1].end != chunk.start:
+            held = "no steps" if tail is None else f"steps up to {tail[-1].end}"
+            raise ValueError(f"actor {actor}'s window starts at step {chunk.start} of its "
+                             f"stream, but the collector holds {held} of it")
+        tail.append(chunk)
+        first = chunk.sequence_start - (self.frame_stack - 1)  # the stack's history included
+        pieces = tuple((c, max(first, c.start) - c.start, c.steps) for c in tail
+                       if c.end > first)
+        history = chunk.sequence_start - max(first, 0)
+        # The next chunk's sequences start at least one step later: older chunks can go (the
+        # held sequences keep what they refer to).
+        keep_from = chunk.end + 1 - chunk.sequence_length - (self.frame_stack - 1)
+        while tail and tail[0].end <= keep_from:
+            tail.popleft()
+        return pieces, history
 
     def ready(self) -> bool:
         return len(self._items) >= self.min_size
 
+    # --- out -----------------------------------------------------------------------------------
     def sample(self, out: SequenceBatch | None = None) -> SequenceBatch:
         """``batch_size`` distinct sequences; each loses one use and leaves after its last.
         ``out``: arrays to assemble the batch into (a CUDA learner's pinned buffers)."""
         if len(self._items) < self.batch_size:
             raise ValueError(f"collector holds {len(self)} sequences < batch size {self.batch_size}")
         picked = np.sort(self._rng.choice(len(self._items), self.batch_size, replace=False))
-        batch = SequenceBatch.concatenate([self._items[i] for i in picked], out=out)
+        out = self._assembled([self._items[i] for i in picked], out)
         for i in picked[::-1]:  # from the back, so deletions keep earlier indices valid
             self._uses_left[i] -= 1
             if self._uses_left[i] == 0:
                 del self._items[i]
                 del self._uses_left[i]
         self.trained += self.batch_size
-        return batch
+        return out
 
+    def newest(self, count: int) -> SequenceBatch:
+        """The ``count`` sequences added last, assembled (without using them up)."""
+        return self._assembled(self._items[len(self._items) - count:])
+
+    def _assembled(self, items: list[StoredSequence], out: SequenceBatch | None = None
+                   ) -> SequenceBatch:
+        if out is None:
+            out = self._empty_batch(items[0].last, len(items))
+        for column, item in enumerate(items):
+            self._assemble(item, column, out)
+        return out
+
+    def _empty_batch(self, chunk: StepChunk, size: int) -> SequenceBatch:
+        length, stack = chunk.sequence_length, self.frame_stack
+        frame_shape = chunk.frames.shape[2:]
+        obs_shape = (stack, *frame_shape) if stack > 1 else frame_shape
+        arrays = {"obs": np.empty((length + 1, size, *obs_shape), dtype=chunk.frames.dtype)}
+        for name in OBS_FIELDS[1:]:
+            source = getattr(chunk, name)
+            arrays[name] = np.empty((length + 1, size, *source.shape[2:]), dtype=source.dtype)
+        for name in STEP_FIELDS:
+            source = getattr(chunk, name)
+            arrays[name] = np.empty((length, size, *source.shape[2:]), dtype=source.dtype)
+        state = chunk.initial_state
+        return SequenceBatch(**arrays, initial_state=np.empty((size, *state.shape[1:]),
+                                                                dtype=state.dtype))
+
+    @staticmethod
+    def _rows(item: StoredSequence, name: str) -> np.ndarray:
+        parts = [getattr(chunk, name)[a:b, item.env] for chunk, a, b in item.pieces]
+        return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+    def _assemble(self, item: StoredSequence, column: int, out: SequenceBatch) -> None:
+        """Write ``item`` into column ``column`` of ``out``."""
+        last, env, skip = item.last, item.env, item.history
+        for name in STEP_FIELDS:
+            getattr(out, name)[:, column] = self._rows(item, name)[skip:]
+        for name, next_name in _OBS_SOURCES.items():
+            target = getattr(out, name)[:, column]
+            target[:-1] = self._rows(item, name)[skip:]
+            target[-1] = getattr(last, next_name)[env]
+        out.initial_state[column] = last.initial_state[env]
+        frames = self._rows(item, "frames")
+        stack = self.frame_stack
+        if stack == 1:
+            out.obs[:-1, column] = frames
+            out.obs[-1, column] = last.next_frames[env]
+            return
+        resets = self._rows(item, "resets")
+        before = stack - 1 - item.history  # history frames not in the pieces
+        if last.history_frames is not None:  # a chunk standing alone carries its history
+            history = last.history_frames[:, env]
+        else:  # before the stream's start: zero
+            history = np.zeros((before, *frames.shape[1:]), dtype=frames.dtype)
+        frames = np.concatenate([history, frames, last.next_frames[env][None]])
+        resets = np.concatenate([np.zeros(before, dtype=bool), resets,
+                                 last.next_resets[env][None]])
+        rebuild_stacks(frames, resets, stack, out=out.obs[:, column])
+
+    # --- checkpointing -------------------------------------------------------------------------
     def state_dict(self) -> dict:
-        return {
-            "items": [item.as_dict() for item in self._items],
-            "uses_left": list(self._uses_left),
-            "rng": self._rng.bit_generator.state,
-            "added": self.added,
-            "trained": self.trained,
-        }
+        """Plain arrays and numbers: each chunk once, sequences and streams by chunk number."""
+        numbers: dict[int, int] = {}
+        chunks: list[dict] = []
+
+        def number(chunk: StepChunk) -> int:
+            if id(chunk) not in numbers:
+                numbers[id(chunk)] = len(chunks)
+                chunks.append(chunk.as_dict())
+            return numbers[id(chunk)]
+
+        items = [{"pieces": [(number(c), a, b) for c, a, b in item.pieces],
+                  "history": item.history, "last": number(item.last), "env": item.env}
+                 for item in self._items]
+        streams = {actor: [number(c) for c in tail] for actor, tail in self._streams.items()}
+        return {"chunks": chunks, "sequences": items, "streams": streams,
+                "uses_left": list(self._uses_left), "rng": self._rng.bit_generator.state,
+                "added": self.added, "trained": self.trained}
 
     def load_state_dict(self, state: dict) -> None:
-        self._items = [SequenceBatch(**item) for item in state["items"]]
         self._uses_left = list(state["uses_left"])
         self._rng.bit_generator.state = state["rng"]
         self.added, self.trained = state["added"], state["trained"]
+        if "items" in state:  # written when sequences were stored whole: each its own chunk
+            self._streams = {}
+            self._items = []
+            for item in state["items"]:
+                chunk = StepChunk.from_sequences(SequenceBatch(**item), self.frame_stack)
+                self._items.append(StoredSequence(((chunk, 0, chunk.steps),), 0, chunk, 0))
+            return
+        chunks = [StepChunk(**c) for c in state["chunks"]]
+        self._items = [StoredSequence(tuple((chunks[n], a, b) for n, a, b in item["pieces"]),
+                                      item["history"], chunks[item["last"]], item["env"])
+                       for item in state["sequences"]]
+        self._streams = {int(actor): deque(chunks[n] for n in tail)
+                         for actor, tail in state["streams"].items()}

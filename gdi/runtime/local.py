@@ -2,8 +2,8 @@
 
 Actors are ``spawn``-ed processes (no inherited threads or locks) that read parameters from a
 shared-memory parameter server and send one ``Window`` per credit through a pipe of their own
-(the sequences' observations as a torch tensor, which torch's pickler moves through shared
-memory instead of the pipe). Each actor has a credit semaphore of its own, so the backend
+(the steps' frames as a torch tensor, which torch's pickler moves through shared memory
+instead of the pipe). Each actor has a credit semaphore of its own, so the backend
 always knows which actor owes a window; the driver (``gdi.runtime.driver``) decides when to
 ask.
 
@@ -38,7 +38,6 @@ from gdi.runtime.actor import Window
 from gdi.runtime.backend import ParallelBackend
 from gdi.runtime.components import build_actor, flush_denormals
 from gdi.runtime.parameter_server import SharedParameterServer
-from gdi.runtime.sequences import SequenceBatch
 
 #: How often (seconds) an actor checks that its learner process is still there, and how long a
 #: wait for a credit or queue room lasts before it looks at the stop event again.
@@ -46,15 +45,15 @@ PARENT_CHECK_S = 0.2
 
 
 def _pack(window: Window) -> Window:
-    data = window.sequences.as_dict()
-    data["obs"] = torch.from_numpy(data["obs"])
-    return dataclasses.replace(window, sequences=data)
+    # The frames as a torch tensor, which torch's pickler moves through shared memory instead
+    # of the pipe.
+    steps = dataclasses.replace(window.steps, frames=torch.from_numpy(window.steps.frames))
+    return dataclasses.replace(window, steps=steps)
 
 
 def _unpack(window: Window) -> Window:
-    data = dict(window.sequences)
-    data["obs"] = data["obs"].numpy()
-    return dataclasses.replace(window, sequences=SequenceBatch(**data))
+    steps = dataclasses.replace(window.steps, frames=window.steps.frames.numpy())
+    return dataclasses.replace(window, steps=steps)
 
 
 def _exit_when_orphaned(parent_pid: int) -> None:

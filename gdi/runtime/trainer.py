@@ -30,6 +30,7 @@ from gdi.runtime.learner import Learner
 from gdi.runtime.reservoir import StageReservoir
 from gdi.runtime.run_dir import MetricsWriter
 from gdi.runtime.sequences import SequenceBatch
+from gdi.runtime.steps import StepChunk
 from gdi.scores import write_eval_file
 
 
@@ -53,7 +54,7 @@ class Trainer:
         self.index_names = index_names
         self.collector = ReplayCollector(
             config.batch_size, config.replay, config.replay_capacity, config.min_replay,
-            seed=seeds.collector(config.seed),
+            seed=seeds.collector(config.seed), frame_stack=env_config.stacked_frames,
         )
         # Visited states per training stage for `gdi analyze richness` (None when off).
         self.reservoir = StageReservoir(
@@ -94,14 +95,18 @@ class Trainer:
         self._controller_states[window.actor_id] = window.controller_state
         self.add_actor_times(window.phase_seconds)
         self.record_episodes(window.episodes)
-        self.ingest(window.sequences)
+        self.ingest(window.steps, window.actor_id)
 
-    def ingest(self, window: SequenceBatch) -> None:
-        self.collector.add(window)
+    def ingest(self, data: StepChunk | SequenceBatch, actor: int | None = None) -> None:
+        """Sequences into the data collector: an actor's chunk of steps (continuing that
+        actor's stream), or whole sequences."""
+        self.collector.add(data, actor)
         if self.reservoir is not None:
-            # States the behavior policies visited, from the learning part of the window. Each
-            # is offered once: consecutive windows of an environment overlap by length − stride
-            # steps, so only the window's last seq_stride observations are new.
+            # States the behavior policies visited, from the learning part of the sequences
+            # just added. Each is offered once: consecutive sequences of an environment overlap
+            # by length − stride steps, so only their last seq_stride observations are new.
+            window = self.collector.newest(
+                data.num_envs if isinstance(data, StepChunk) else data.size)
             start = max(self.config.burn_in, window.length - self.config.seq_stride)
             visited = window.obs[start : window.length]
             self.reservoir.add(visited.reshape(-1, *visited.shape[2:]), self.progress,

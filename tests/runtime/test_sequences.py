@@ -1,14 +1,17 @@
-"""Sequence building: windows, overlap, bootstrap observation, stored state, episode ends."""
+"""Sequence building, as the learner receives it (recorded once per step, cut by the data
+collector): windows, overlap, bootstrap observation, stored state, episode ends."""
 
 import numpy as np
 import pytest
 
 from gdi.runtime.acting import compress_reward
-from gdi.runtime.sequences import SequenceBatch, SequenceBuilder
+from gdi.runtime.sequences import SequenceBatch
+from gdi.runtime.steps import StepRecorder
+from tests.runtime.cutting import SequenceCutter
 from tests.tolerance import assert_close
 
 
-def _stream(builder: SequenceBuilder, steps: int, done_at: set[int]) -> list[SequenceBatch]:
+def _stream(builder, steps: int, done_at: set[int]) -> list[SequenceBatch]:
     """Feed one env whose observation at step t is t, state is t, λ is 10 + episode index."""
     windows = []
     episode = 0
@@ -36,7 +39,7 @@ def _stream(builder: SequenceBuilder, steps: int, done_at: set[int]) -> list[Seq
 
 
 def _builder(length=6, stride=3):
-    return SequenceBuilder(1, length, stride, (1,), np.float32, 1, (1, 2, 3))
+    return SequenceCutter(1, length, stride, (1,), np.float32, 1, (1, 2, 3))
 
 
 def test_windows_start_every_stride_and_hold_the_right_steps():
@@ -95,7 +98,7 @@ def test_builder_state_round_trip():
 
 def test_bad_lengths_raise():
     with pytest.raises(ValueError, match="stride"):
-        SequenceBuilder(1, 4, 5, (1,), np.float32, 1, (1, 2, 3))
+        StepRecorder(1, 4, 5, (1,), np.float32, 1, 1, (1, 2, 3))
 
 
 def test_compress_reward_is_symmetric_log():

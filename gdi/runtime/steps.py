@@ -1,0 +1,237 @@
+"""Each environment step stored once: what an actor's window carries (``StepChunk``), and how
+the stacks of frames are rebuilt where a batch is assembled (``rebuild_stacks``).
+
+What the learner reads is the contract of ``gdi.runtime.sequences``: sequences of ``length``
+transitions that start every ``stride`` steps of an environment's stream, with stacked
+observations (ALE: the last 4 frames). Shipped and stored that way, each step would be copied
+into every sequence that overlaps it (``length / stride`` of them: 3 in the paper's ALE
+setting) and each ALE frame into 4 stacks. Instead:
+
+* an actor's window carries only the steps acted since its last window, for each of its
+  environments, and of a stacked observation only its newest frame;
+* the data collector keeps each actor's recent chunks and cuts sequences out of them by index
+  (``gdi.runtime.collector``): overlapping sequences share their steps;
+* where a batch is assembled, the stacks are rebuilt from the frames and the episode starts:
+  within an episode a stack slides by one frame per step, and at an episode's first step the
+  frames before it are zero (what ale-py's vector environment does; ``StepRecorder.record``
+  checks it at every episode start).
+
+Stream indices count an actor's steps from its first (index 0); a recorder that starts afresh
+(a new or restarted actor, environments that could not be restored) starts a new stream at 0.
+The frames before a stream's start are zero, so a stream of stacked observations starts with
+an episode in every environment.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+#: Per-step arrays of a chunk, ``[k, N, ...]``, in the order of ``SequenceBatch``'s fields.
+STEP_ARRAYS = (
+    "frames", "resets", "prev_actions", "prev_rewards", "actions", "rewards", "dones",
+    "behavior_log_probs", "lambdas", "versions", "truncation_values",
+)
+#: The observation that follows the chunk's last step (``[N, ...]``): the bootstrap row of the
+#: sequences the chunk completes, and its next chunk's first step.
+NEXT_ARRAYS = ("next_frames", "next_resets", "next_prev_actions", "next_prev_rewards")
+
+
+@dataclass
+class StepChunk:
+    """The steps one actor acted for a window, for each of its N environments, and the N
+    sequences they complete (the last ``sequence_length`` steps of each stream, ending with
+    this chunk's last step)."""
+
+    start: int
+    """Stream index of the chunk's first step (0: a new stream)."""
+    sequence_length: int
+    frame_stack: int
+    """Frames per observation (1: an observation is its own frame)."""
+    frames: np.ndarray
+    """``[k, N, *frame_shape]``: each step's observation, or its newest frame when stacked."""
+    resets: np.ndarray
+    prev_actions: np.ndarray
+    prev_rewards: np.ndarray
+    actions: np.ndarray
+    rewards: np.ndarray
+    dones: np.ndarray
+    behavior_log_probs: np.ndarray
+    lambdas: np.ndarray
+    versions: np.ndarray
+    truncation_values: np.ndarray
+    next_frames: np.ndarray
+    next_resets: np.ndarray
+    next_prev_actions: np.ndarray
+    next_prev_rewards: np.ndarray
+    initial_state: np.ndarray
+    """``[N, F, 2, H]``: the recurrent state before the first step of the sequences the chunk
+    completes (stream index ``end - sequence_length``)."""
+    history_frames: np.ndarray | None = None
+    """``[frame_stack − 1, N, *frame_shape]``: the frames before ``start``, for a chunk that
+    stands alone (a sequence converted from the stacked form); None: they are in the stream's
+    earlier chunks (or before its start, where they are zero)."""
+
+    @property
+    def steps(self) -> int:
+        return self.frames.shape[0]
+
+    @property
+    def end(self) -> int:
+        """Stream index after the chunk's last step."""
+        return self.start + self.steps
+
+    @property
+    def num_envs(self) -> int:
+        return self.frames.shape[1]
+
+    @property
+    def sequence_start(self) -> int:
+        return self.end - self.sequence_length
+
+    def nbytes(self) -> int:
+        arrays = [getattr(self, name) for name in (*STEP_ARRAYS, *NEXT_ARRAYS, "initial_state")]
+        if self.history_frames is not None:
+            arrays.append(self.history_frames)
+        return sum(a.nbytes for a in arrays)
+
+    def as_dict(self) -> dict:
+        return dict(vars(self))
+
+    @classmethod
+    def from_sequences(cls, batch, frame_stack: int) -> StepChunk:
+        """The chunk that holds a ``SequenceBatch``'s N sequences, standing alone, for
+        observations that stack ``frame_stack`` frames: each step's newest frame, and the older
+        frames of the first stack as the history, so that ``rebuild_stacks`` gives the same
+        observations back."""
+        obs, length = batch.obs, batch.length
+        frames = obs[:, :, -1] if frame_stack > 1 else obs
+        history = np.moveaxis(obs[0, :, : frame_stack - 1], 1, 0) if frame_stack > 1 else None
+        return cls(
+            start=0, sequence_length=length, frame_stack=frame_stack,
+            frames=frames[:length], resets=batch.resets[:length],
+            prev_actions=batch.prev_actions[:length], prev_rewards=batch.prev_rewards[:length],
+            actions=batch.actions, rewards=batch.rewards, dones=batch.dones,
+            behavior_log_probs=batch.behavior_log_probs, lambdas=batch.lambdas,
+            versions=batch.versions, truncation_values=batch.truncation_values,
+            next_frames=frames[length], next_resets=batch.resets[length],
+            next_prev_actions=batch.prev_actions[length],
+            next_prev_rewards=batch.prev_rewards[length],
+            initial_state=batch.initial_state,
+            history_frames=None if history is None else np.ascontiguousarray(history),
+        )
+
+
+def rebuild_stacks(frames: np.ndarray, resets: np.ndarray, stack: int,
+                   out: np.ndarray | None = None) -> np.ndarray:
+    """Stacked observations ``[T, stack, *frame_shape]`` from the frames of ``stack − 1 + T``
+    consecutive steps of one environment (``frames[i]``, the newest frame of step i) and their
+    episode starts (``resets[i]``): observation t holds frames t … t + stack − 1, oldest
+    first, with the frames of an earlier episode than its newest zeroed."""
+    length = frames.shape[0] - (stack - 1)
+    if out is None:
+        out = np.empty((length, stack, *frames.shape[1:]), dtype=frames.dtype)
+    index = np.arange(frames.shape[0])
+    last_start = np.maximum.accumulate(np.where(resets, index, -1))  # latest reset ≤ i
+    newest = last_start[stack - 1:]  # of each observation's newest frame
+    for c in range(stack):
+        out[:, c] = frames[c : c + length]
+        earlier = index[c : c + length] < newest  # frame c is of an earlier episode
+        if earlier.any():
+            out[earlier, c] = 0
+    return out
+
+
+class StepRecorder:
+    """The actor's side: records each step of N lock-stepped environments once, and hands
+    over a ``StepChunk`` when a window of sequences is complete (every ``stride`` steps, once
+    the first ``length`` are recorded)."""
+
+    def __init__(self, num_envs: int, length: int, stride: int, obs_shape: tuple[int, ...],
+                 obs_dtype, frame_stack: int, index_dim: int,
+                 state_shape: tuple[int, ...]) -> None:
+        if length < 1 or not 1 <= stride <= length:
+            raise ValueError(f"need length >= 1 and 1 <= stride <= length, got {length}, {stride}")
+        if frame_stack > 1 and (len(obs_shape) < 1 or obs_shape[0] != frame_stack):
+            raise ValueError(f"observations of shape {obs_shape} do not stack {frame_stack} "
+                             "frames along their first axis")
+        self.num_envs, self.length, self.stride = num_envs, length, stride
+        self.frame_stack = frame_stack
+        n = num_envs
+        frame_shape = obs_shape[1:] if frame_stack > 1 else obs_shape
+        # A chunk holds at most `length` steps (the first window of a stream).
+        self._arrays = {
+            "frames": np.zeros((length, n, *frame_shape), dtype=obs_dtype),
+            "resets": np.zeros((length, n), dtype=bool),
+            "prev_actions": np.zeros((length, n), dtype=np.int64),
+            "prev_rewards": np.zeros((length, n), dtype=np.float32),
+            "actions": np.zeros((length, n), dtype=np.int64),
+            "rewards": np.zeros((length, n), dtype=np.float32),
+            "dones": np.zeros((length, n), dtype=bool),
+            "behavior_log_probs": np.zeros((length, n), dtype=np.float32),
+            "lambdas": np.zeros((length, n, index_dim), dtype=np.float32),
+            "versions": np.zeros((length, n), dtype=np.int64),
+            "truncation_values": np.zeros((length, n, state_shape[0]), dtype=np.float32),
+        }
+        # Recurrent states of the last `length` steps: a sequence starts with one of them.
+        self._states = np.zeros((length, n, *state_shape), dtype=np.float32)
+        self.steps = 0  # stream index of the next step
+        self.chunk_start = 0  # stream index of the first step not yet handed over
+
+    def frame_of(self, obs: np.ndarray) -> np.ndarray:
+        return obs[:, -1] if self.frame_stack > 1 else obs
+
+    def record(self, obs, resets, prev_actions, prev_rewards, state, actions,
+               behavior_log_probs, lambdas, version: int, rewards, dones,
+               truncation_values: np.ndarray | None = None) -> None:
+        """One step of every environment, as ``SequenceBuilder.record`` takes it."""
+        if self.frame_stack > 1 and self.steps == 0 and not np.all(resets):
+            raise ValueError("a stream of stacked observations must start with an episode in "
+                             "every environment (the frames before it are taken as zero)")
+        if self.frame_stack > 1 and resets.any() and obs[resets, :-1].any():
+            raise ValueError(
+                "an episode's first observation stacks non-zero frames from before it; gdi "
+                "stores one frame per step and rebuilds stacks with zeros before an episode "
+                "start (ale-py's vector environment): this environment stacks otherwise")
+        row = self.steps - self.chunk_start
+        values = {
+            "frames": self.frame_of(obs), "resets": resets, "prev_actions": prev_actions,
+            "prev_rewards": prev_rewards, "actions": actions, "rewards": rewards,
+            "dones": dones, "behavior_log_probs": behavior_log_probs, "lambdas": lambdas,
+            "versions": version,
+            "truncation_values": 0.0 if truncation_values is None else truncation_values,
+        }
+        for name, value in values.items():
+            self._arrays[name][row] = value
+        self._states[self.steps % self.length] = state
+        self.steps += 1
+
+    def emit(self, next_obs, next_resets, next_prev_actions,
+             next_prev_rewards) -> StepChunk | None:
+        """The chunk of steps since the last one, if a window of sequences ends at this step."""
+        if self.steps < self.length or (self.steps - self.length) % self.stride != 0:
+            return None
+        rows = self.steps - self.chunk_start
+        chunk = StepChunk(
+            start=self.chunk_start, sequence_length=self.length, frame_stack=self.frame_stack,
+            **{name: array[:rows].copy() for name, array in self._arrays.items()},
+            next_frames=np.array(self.frame_of(next_obs)),
+            next_resets=np.array(next_resets, dtype=bool),
+            next_prev_actions=np.array(next_prev_actions, dtype=np.int64),
+            next_prev_rewards=np.array(next_prev_rewards, dtype=np.float32),
+            initial_state=self._states[(self.steps - self.length) % self.length].copy(),
+        )
+        self.chunk_start = self.steps
+        return chunk
+
+    def state_dict(self) -> dict:
+        return {"steps": self.steps, "chunk_start": self.chunk_start,
+                "states": self._states.copy(),
+                **{name: array.copy() for name, array in self._arrays.items()}}
+
+    def load_state_dict(self, state: dict) -> None:
+        self.steps, self.chunk_start = int(state["steps"]), int(state["chunk_start"])
+        self._states[...] = state["states"]
+        for name, array in self._arrays.items():
+            array[...] = state[name]

@@ -1,0 +1,261 @@
+"""Each step stored once: the batches the learner receives are, element for element, those of
+the old path that stored every window's stacked observations whole
+(``tests.runtime.cutting.StackedSequenceBuilder``), with episode starts inside sequences, the
+stacks of an episode's first steps, sequences that straddle windows, ALE's real frame stacks,
+and observations that are not stacked (MinAtar, Gymnasium)."""
+
+import numpy as np
+import pytest
+
+from gdi.runtime.acting import compress_reward
+from gdi.runtime.collector import ReplayCollector
+from gdi.runtime.sequences import SequenceBatch
+from gdi.runtime.steps import StepChunk, StepRecorder, rebuild_stacks
+from tests.runtime.cutting import StackedSequenceBuilder
+
+STATE = (1, 2, 3)  # [F, 2, H] of a tiny recurrent state
+
+
+def stacked(frames: list[np.ndarray], episode_start: int, t: int, stack: int) -> np.ndarray:
+    """ALE's stack at step t: the last ``stack`` frames, zero before the episode's start."""
+    out = np.zeros((stack, *frames[0].shape), dtype=frames[0].dtype)
+    for c in range(stack):
+        i = t - (stack - 1) + c
+        if i >= episode_start:
+            out[c] = frames[i]
+    return out
+
+
+class SyntheticStream:
+    """N environments whose frames are random images and whose episodes end at random,
+    observed as ALE stacks them (or unstacked with ``stack=1``)."""
+
+    def __init__(self, num_envs: int, stack: int, frame_shape=(5, 4), end_rate=0.08, seed=0):
+        self.rng = np.random.default_rng(seed)
+        self.n, self.stack, self.frame_shape, self.end_rate = num_envs, stack, frame_shape, end_rate
+        self.frames = [[self._frame()] for _ in range(num_envs)]
+        self.starts = [0] * num_envs
+        self.t = 0
+        self.resets = np.ones(num_envs, dtype=bool)
+        self.prev_actions = np.zeros(num_envs, dtype=np.int64)
+        self.prev_rewards = np.zeros(num_envs, dtype=np.float32)
+
+    def _frame(self) -> np.ndarray:
+        return self.rng.integers(1, 256, self.frame_shape, dtype=np.uint8)
+
+    def obs(self) -> np.ndarray:
+        if self.stack == 1:
+            return np.stack([f[self.t] for f in self.frames])
+        return np.stack([stacked(f, s, self.t, self.stack)
+                         for f, s in zip(self.frames, self.starts, strict=True)])
+
+    def step(self, recorders) -> list:
+        """One step of every environment, recorded by every recorder; their emits."""
+        obs = self.obs()
+        actions = self.rng.integers(0, 4, self.n)
+        rewards = self.rng.integers(-1, 3, self.n).astype(np.float64)
+        dones = self.rng.random(self.n) < self.end_rate
+        truncation = np.where(dones[:, None] & (self.rng.random((self.n, 1)) < 0.5),
+                              self.rng.random((self.n, 1)), 0.0).astype(np.float32)
+        row = dict(obs=obs, resets=self.resets, prev_actions=self.prev_actions,
+                   prev_rewards=self.prev_rewards,
+                   state=self.rng.random((self.n, *STATE)).astype(np.float32),
+                   actions=actions, behavior_log_probs=-self.rng.random(self.n),
+                   lambdas=self.rng.random((self.n, 3)).astype(np.float32),
+                   version=self.t // 3, rewards=rewards, dones=dones,
+                   truncation_values=truncation)
+        for recorder in recorders:
+            recorder.record(**row)
+        self.t += 1
+        for i in range(self.n):
+            self.frames[i].append(self._frame())
+            if dones[i]:
+                self.starts[i] = self.t
+        self.resets = dones
+        self.prev_actions = np.where(dones, 0, actions)
+        self.prev_rewards = np.where(dones, 0.0, compress_reward(rewards)).astype(np.float32)
+        after = (self.obs(), self.resets, self.prev_actions, self.prev_rewards)
+        return [recorder.emit(*after) for recorder in recorders]
+
+
+def assert_same_batch(got: SequenceBatch, want: SequenceBatch) -> None:
+    for name, value in want.as_dict().items():
+        # Exact: both paths copy the same numbers; none is computed.
+        np.testing.assert_array_equal(getattr(got, name), value, err_msg=name)
+        assert getattr(got, name).dtype == value.dtype, name
+
+
+def recorders(stream: SyntheticStream, length: int, stride: int):
+    obs = stream.obs()
+    old = StackedSequenceBuilder(stream.n, length, stride, obs.shape[1:], obs.dtype, 3, STATE)
+    new = StepRecorder(stream.n, length, stride, obs.shape[1:], obs.dtype, stream.stack, 3,
+                       STATE)
+    return old, new
+
+
+@pytest.mark.parametrize("stack,length,stride", [(4, 12, 4), (4, 7, 3), (4, 5, 5), (1, 12, 4),
+                                                 (2, 6, 1)])
+def test_every_window_is_the_old_stacked_window(stack, length, stride):
+    stream = SyntheticStream(num_envs=5, stack=stack, end_rate=0.15)
+    old, new = recorders(stream, length, stride)
+    collector = ReplayCollector(1, 1, 10_000, 1, seed=0, frame_stack=stack)
+    windows, starts_inside = 0, 0
+    for _ in range(120):
+        want, chunk = stream.step([old, new])
+        assert (want is None) == (chunk is None)
+        if chunk is None:
+            continue
+        collector.add(chunk, actor=3)
+        assert_same_batch(collector.newest(stream.n), want)
+        windows += 1
+        starts_inside += int(want.resets[1:].sum())
+    assert windows >= 20 and starts_inside >= 20  # episode starts inside sequences, covered
+
+
+def test_sampled_batches_are_the_old_collectors_batches():
+    """The collector's batches (sampled, each sequence used ``replay`` times) against the old
+    windows' columns picked by the same draws."""
+    stack, length, stride, replay, batch = 4, 9, 3, 2, 6
+    stream = SyntheticStream(num_envs=4, stack=stack, end_rate=0.1, seed=1)
+    old, new = recorders(stream, length, stride)
+    collector = ReplayCollector(batch, replay, 64, batch, seed=7, frame_stack=stack)
+    rng = np.random.default_rng(7)  # the collector's draws
+    held: list[SequenceBatch] = []
+    uses: list[int] = []
+    batches = 0
+    for _ in range(150):
+        want, chunk = stream.step([old, new])
+        if chunk is not None and collector.free_slots >= stream.n:
+            collector.add(chunk, actor=0)
+            held += [want.column(i) for i in range(stream.n)]
+            uses += [replay] * stream.n
+        while collector.ready():
+            picked = np.sort(rng.choice(len(held), batch, replace=False))
+            reference = SequenceBatch.concatenate([held[i] for i in picked])
+            assert_same_batch(collector.sample(), reference)
+            batches += 1
+            for i in picked[::-1]:
+                uses[i] -= 1
+                if uses[i] == 0:
+                    del held[i], uses[i]
+    assert batches >= 30
+
+
+def test_a_checkpointed_collector_cuts_the_same_sequences_and_stores_each_chunk_once():
+    stack, length, stride = 4, 8, 4
+    stream = SyntheticStream(num_envs=3, stack=stack, end_rate=0.1, seed=2)
+    old, new = recorders(stream, length, stride)
+    collector = ReplayCollector(1, 1, 10_000, 1, seed=0, frame_stack=stack)
+    for _ in range(40):
+        _, chunk = stream.step([old, new])
+        if chunk is not None:
+            collector.add(chunk, actor=0)
+    state = collector.state_dict()
+    assert len(state["chunks"]) == len({id(c) for c in collector._streams[0]} |
+                                       {id(p[0]) for s in collector._items for p in s.pieces})
+    restored = ReplayCollector(1, 1, 10_000, 1, seed=0, frame_stack=stack)
+    restored.load_state_dict(state)
+    for _ in range(40):  # windows that straddle the checkpoint, then later ones
+        want, chunk = stream.step([old, new])
+        if chunk is not None:
+            restored.add(chunk, actor=0)
+            assert_same_batch(restored.newest(stream.n), want)
+
+
+def test_a_collector_written_with_whole_sequences_still_loads():
+    stack, length, stride = 4, 8, 4
+    stream = SyntheticStream(num_envs=2, stack=stack, end_rate=0.2, seed=3)
+    old, new = recorders(stream, length, stride)
+    windows = [w for _ in range(30) for w, _ in [stream.step([old, new])] if w is not None]
+    columns = [w.column(i) for w in windows for i in range(stream.n)]
+    former = {"items": [c.as_dict() for c in columns], "uses_left": [2] * len(columns),
+              "rng": np.random.default_rng(0).bit_generator.state, "added": len(columns),
+              "trained": 0}
+    collector = ReplayCollector(1, 2, 10_000, 1, seed=0, frame_stack=stack)
+    collector.load_state_dict(former)
+    assert_same_batch(collector.newest(len(columns)), SequenceBatch.concatenate(columns))
+
+
+def test_a_new_stream_starts_afresh_and_a_gap_is_refused():
+    stream = SyntheticStream(num_envs=2, stack=4, seed=4)
+    old, new = recorders(stream, 6, 3)
+    chunks = [c for _ in range(20) for _, c in [stream.step([old, new])] if c is not None]
+    collector = ReplayCollector(1, 1, 10_000, 1, seed=0, frame_stack=4)
+    collector.add(chunks[0], actor=1)
+    with pytest.raises(ValueError, match="actor 1's window starts at step 9 of its stream, but "
+                                         "the collector holds steps up to 6 of it"):
+        collector.add(chunks[2], actor=1)
+    collector.add(chunks[0], actor=1)  # start 0: a restarted actor's new stream
+    collector.add(chunks[1], actor=1)
+
+
+def test_real_ale_stacks_are_rebuilt_exactly():
+    """ale-py's own frame stacks, random play across several episode ends."""
+    from gdi.envs import make_vector_env, resolve_env
+
+    env = make_vector_env(resolve_env("ale:Breakout", max_episode_frames=400), 2, seed=0)
+    rng = np.random.default_rng(0)
+    try:
+        obs, _ = env.reset(seed=0)
+        old = StackedSequenceBuilder(2, 20, 10, obs.shape[1:], obs.dtype, 3, STATE)
+        new = StepRecorder(2, 20, 10, obs.shape[1:], obs.dtype, 4, 3, STATE)
+        collector = ReplayCollector(1, 1, 10_000, 1, seed=0, frame_stack=4)
+        resets = np.ones(2, dtype=bool)
+        zeros = np.zeros(2)
+        starts = windows = 0
+        for _ in range(400):
+            actions = rng.integers(0, env.single_action_space.n, 2)
+            row = dict(obs=obs, resets=resets, prev_actions=zeros.astype(np.int64),
+                       prev_rewards=zeros.astype(np.float32),
+                       state=np.zeros((2, *STATE), np.float32), actions=actions,
+                       behavior_log_probs=zeros, lambdas=np.zeros((2, 3), np.float32),
+                       version=0, rewards=zeros, dones=resets)
+            old.record(**row)
+            new.record(**row)
+            obs, _, terminated, truncated, _ = env.step(actions)
+            resets = terminated | truncated
+            starts += int(resets.sum())
+            after = (obs, resets, zeros.astype(np.int64), zeros.astype(np.float32))
+            want, chunk = old.emit(*after), new.emit(*after)
+            if chunk is not None:
+                collector.add(chunk, actor=0)
+                assert_same_batch(collector.newest(2), want)
+                windows += 1
+        assert starts >= 2 and windows >= 30
+    finally:
+        env.close()
+
+
+def test_rebuild_stacks_by_hand():
+    frames = np.arange(1, 7)[:, None]  # steps -2 … 3 of one environment; frame value = i + 1
+    resets = np.array([False, False, False, True, False, False])  # an episode starts at step 1
+    got = rebuild_stacks(frames, resets, stack=3)
+    want = [[1, 2, 3], [0, 0, 4], [0, 4, 5], [4, 5, 6]]
+    np.testing.assert_array_equal(got[..., 0], want)
+
+
+def test_a_window_of_ale_frames_is_at_least_eight_times_smaller():
+    """Bytes shipped per new step at the paper's ALE shapes (84×84 frames, stack 4, sequences
+    of 120 steps every 40): the old window against the chunk."""
+    n, length, stride = 2, 120, 40
+    obs_shape = (4, 84, 84)
+    old = StackedSequenceBuilder(n, length, stride, obs_shape, np.uint8, 3, (1, 2, 512))
+    new = StepRecorder(n, length, stride, obs_shape, np.uint8, 4, 3, (1, 2, 512))
+    obs = np.zeros((n, *obs_shape), np.uint8)
+    row = dict(obs=obs, resets=np.zeros(n, bool), prev_actions=np.zeros(n, np.int64),
+               prev_rewards=np.zeros(n, np.float32), state=np.zeros((n, 1, 2, 512), np.float32),
+               actions=np.zeros(n, np.int64), behavior_log_probs=np.zeros(n),
+               lambdas=np.zeros((n, 3), np.float32), version=0, rewards=np.zeros(n),
+               dones=np.zeros(n, bool))
+    row["resets"] = np.ones(n, bool)
+    sizes = []
+    for t in range(length + stride):
+        old.record(**row)
+        new.record(**row)
+        row["resets"] = np.zeros(n, bool)
+        after = (obs, row["resets"], row["prev_actions"], row["prev_rewards"])
+        want, chunk = old.emit(*after), new.emit(*after)
+        if t == length + stride - 1:  # a window after the first: `stride` new steps
+            sizes = (sum(a.nbytes for a in want.as_dict().values()), chunk.nbytes())
+    assert sizes[0] / sizes[1] >= 8, sizes
+    assert isinstance(chunk, StepChunk)
