@@ -38,13 +38,12 @@ printed apart (it is paid once per run).
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import time
 
 import numpy as np
 import torch
 
-from benchmarks.throughput import random_batch
+from benchmarks.throughput import random_batch, random_chunk
 from gdi.config import apply_overrides
 from gdi.envs import resolve_env
 from gdi.presets import resolve_config
@@ -62,25 +61,28 @@ def make_learner(config, shapes, device: str) -> Learner:
 
 
 class CollectorFeed:
-    """Batches as training makes them: each step samples a data collector (refilled with
-    random windows as it empties), into the learner's staging buffers when it has them."""
+    """Batches as training makes them: each step samples a data collector, refilled with
+    windows of random steps of one actor's stream as it empties (each step stored once, the
+    stacks of frames rebuilt at assembly), into the learner's staging buffers when it has
+    them."""
 
     def __init__(self, config, shapes):
         from gdi.runtime.collector import ReplayCollector
 
         self.config, self.shapes, self.refills = config, shapes, 0
-        per_window = config.envs_per_actor
-        self.windows = -(-2 * config.batch_size // per_window)
+        self.stack = resolve_env(config.env).stacked_frames
         self.collector = ReplayCollector(config.batch_size, config.replay,
-                                         (self.windows + 1) * per_window, config.batch_size, 0)
-        self.window_config = dataclasses.replace(config, batch_size=per_window)
-        self.pool = [random_batch(self.window_config, shapes, np.random.default_rng(100 + i))
-                     for i in range(self.windows)]
+                                         config.batch_size + 2 * config.envs_per_actor,
+                                         config.batch_size, 0, frame_stack=self.stack)
+        self.rng = np.random.default_rng(100)
+        self.start = 0  # the stream index of the next window
 
     def refill(self) -> None:
         """Enough sequences in the collector for the next batch."""
         while len(self.collector) < self.config.batch_size:
-            self.collector.add(self.pool[self.refills % len(self.pool)])
+            chunk = random_chunk(self.config, self.shapes, self.rng, self.start, self.stack)
+            self.collector.add(chunk, actor=0)
+            self.start = chunk.end
             self.refills += 1
 
     def next(self, learner: Learner):
@@ -162,17 +164,20 @@ def acted_batch(config, shapes, weights: dict):
     """A batch of sequences acted by the trained network (one window of one actor, sampled as
     the data collector samples)."""
     from gdi.runtime.actor import Actor
+    from gdi.runtime.collector import ReplayCollector
     from gdi.runtime.components import build_controller
 
     net = build_network(config, shapes)
     net.load_state_dict(weights)
     actor = Actor(0, config, resolve_env(config.env), net, build_controller(config, 1), seed=1)
-    window = None
-    while window is None:
-        window, _ = actor.step()
+    chunk = None
+    while chunk is None:
+        chunk, _ = actor.step()
     actor.close()
-    picked = np.random.default_rng(0).choice(window.size, config.batch_size, replace=False)
-    return window.concatenate([window.column(int(i)) for i in np.sort(picked)])
+    collector = ReplayCollector(config.batch_size, 1, chunk.num_envs, config.batch_size,
+                                seed=0, frame_stack=actor.builder.frame_stack)
+    collector.add(chunk, actor=0)
+    return collector.sample()
 
 
 def adamw_step_times(config, shapes, trained: dict, repeats: int = 15) -> None:

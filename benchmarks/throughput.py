@@ -32,6 +32,7 @@ from gdi.runtime.actor import Actor
 from gdi.runtime.components import build_controller, build_network, env_shapes
 from gdi.runtime.learner import Learner
 from gdi.runtime.sequences import SequenceBatch
+from gdi.runtime.steps import StepChunk
 
 
 def best_rate(run_block, blocks: int) -> float:
@@ -106,6 +107,34 @@ def random_batch(config, shapes, rng) -> SequenceBatch:
         versions=np.zeros((length, b), np.int64),
         truncation_values=np.zeros((length, b, config.families), np.float32),
         initial_state=np.zeros((b, config.families, 2, config.lstm_units), np.float32),
+    )
+
+
+def random_chunk(config, shapes, rng, start: int, stack: int) -> StepChunk:
+    """An actor's window of random steps in the stored-once form: its first (``start`` 0,
+    ``sequence_length`` steps, every environment starting an episode) or a later one
+    (``seq_stride`` steps), with the newest frame of each ``stack``-frame observation."""
+    length, n = config.sequence_length, config.envs_per_actor
+    steps = length if start == 0 else config.seq_stride
+    frame_shape = shapes.obs_shape[1:] if stack > 1 else shapes.obs_shape
+    dtype = np.uint8 if shapes.obs_scale != 1.0 or len(shapes.obs_shape) == 3 else np.float32
+    resets = rng.random((steps, n)) < 0.01
+    resets[0] |= start == 0
+    return StepChunk(
+        start=start, sequence_length=length, frame_stack=stack,
+        frames=rng.integers(0, 2, (steps, n, *frame_shape)).astype(dtype), resets=resets,
+        prev_actions=rng.integers(0, shapes.num_actions, (steps, n)),
+        prev_rewards=rng.random((steps, n)).astype(np.float32),
+        actions=rng.integers(0, shapes.num_actions, (steps, n)),
+        rewards=rng.random((steps, n)).astype(np.float32), dones=rng.random((steps, n)) < 0.01,
+        behavior_log_probs=np.log(np.full((steps, n), 1.0 / shapes.num_actions, np.float32)),
+        lambdas=np.tile(np.array([5.0, 5.0, 0.5], np.float32), (steps, n, 1)),
+        versions=np.zeros((steps, n), np.int64),
+        truncation_values=np.zeros((steps, n, config.families), np.float32),
+        next_frames=rng.integers(0, 2, (n, *frame_shape)).astype(dtype),
+        next_resets=np.zeros(n, bool), next_prev_actions=np.zeros(n, np.int64),
+        next_prev_rewards=np.zeros(n, np.float32),
+        initial_state=np.zeros((n, config.families, 2, config.lstm_units), np.float32),
     )
 
 

@@ -1,4 +1,6 @@
-"""The actor → learner contract: what a stored sequence holds, and how an actor cuts one.
+"""The actor → learner contract: what a sequence holds, as the learner reads it. (How each step
+is recorded once and sequences are cut from the steps: ``gdi.runtime.steps`` and the data
+collector.)
 
 Each environment's steps form one continuous stream across episodes (environments auto-reset
 in the same step, see ``gdi.envs``). The stream is cut into windows of ``length = burn_in +

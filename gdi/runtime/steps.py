@@ -185,7 +185,11 @@ class StepRecorder:
     def record(self, obs, resets, prev_actions, prev_rewards, state, actions,
                behavior_log_probs, lambdas, version: int, rewards, dones,
                truncation_values: np.ndarray | None = None) -> None:
-        """One step of every environment, as ``SequenceBuilder.record`` takes it."""
+        """One step of every environment: what the actor saw (``obs`` ``[N, *obs_shape]``
+        and the network's other inputs), the recurrent ``state`` before it, what it did and
+        what came back (aligned as ``gdi.runtime.sequences`` states). ``truncation_values
+        [N, F]``: V_f of the final observation where a time limit cut the episode at this
+        step, 0 elsewhere; None when no episode was cut."""
         if self.frame_stack > 1 and self.steps == 0 and not np.all(resets):
             raise ValueError("a stream of stacked observations must start with an episode in "
                              "every environment (the frames before it are taken as zero)")

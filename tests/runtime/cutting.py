@@ -10,6 +10,8 @@ the learner really receives.
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from gdi.runtime.collector import ReplayCollector
@@ -157,3 +159,19 @@ class SequenceCutter:
     def load_state_dict(self, state: dict) -> None:
         self.recorder.load_state_dict(state["recorder"])
         self.collector.load_state_dict(state["collector"])
+
+
+_COLLECTORS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # actor → its stream
+
+
+def actor_window(actor) -> SequenceBatch:
+    """The sequences of ``actor``'s next window, as the learner receives them."""
+    chunk = None
+    while chunk is None:
+        chunk, _ = actor.step()
+    if actor not in _COLLECTORS:
+        _COLLECTORS[actor] = ReplayCollector(1, 1, 1 << 30, 1, seed=0,
+                                             frame_stack=actor.builder.frame_stack)
+    collector = _COLLECTORS[actor]
+    collector.add(chunk, actor=actor.actor_id)
+    return collector.newest(chunk.num_envs)

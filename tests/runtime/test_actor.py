@@ -15,6 +15,7 @@ from gdi.runtime.acting import compress_reward, sample_actions
 from gdi.runtime.actor import Actor
 from gdi.runtime.components import build_controller, build_network, env_shapes
 from tests.nets.helpers import summed_terms
+from tests.runtime.cutting import actor_window
 from tests.tolerance import assert_close
 
 CAP = 6  # CartPole under random actions lasts 9 steps or more: every episode is cut at CAP
@@ -36,9 +37,8 @@ def _actor(preset: str, cap: int = CAP, seq_len: int = 2 * CAP) -> Actor:
 
 
 def _first_window(actor: Actor):
-    for _ in range(actor.config.seq_len):
-        window, _ = actor.step()
-    assert window is not None
+    window = actor_window(actor)
+    assert actor.steps == actor.config.sequence_length  # the first window ends there
     return window
 
 

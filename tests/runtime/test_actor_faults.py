@@ -99,7 +99,7 @@ def test_an_actor_killed_in_the_middle_of_sending_a_window_is_restarted():
         assert not receiver.is_alive(), "the learner waits for the rest of a dead actor's window"
         assert backend.restarts == 1
         assert any("exited with code -9" in w for w in backend.take_warnings())
-        assert received[0].sequences.obs.shape[1] > 0
+        assert received[0].steps.frames.shape[1] > 0
     finally:
         backend.close()
 

@@ -38,7 +38,7 @@ def test_each_sequence_is_trained_exactly_replay_times(replay):
             for i in ids:
                 counts[i] = counts.get(i, 0) + 1
     assert max(counts.values()) == replay  # never more than replay
-    held = {int(item.rewards[0, 0]) for item in collector._items}
+    held = set(collector.newest(len(collector)).rewards[0].astype(int).tolist())
     for i in range(next_id):  # every sequence not still held was used exactly `replay` times
         if i not in held:
             assert counts.get(i) == replay

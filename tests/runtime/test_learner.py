@@ -17,6 +17,7 @@ from gdi.runtime.parameter_server import InlineParameterServer
 from gdi.runtime.sequences import SequenceBatch
 from gdi.runtime.trainer import Trainer
 from tests.nets.helpers import summed_terms
+from tests.runtime.cutting import actor_window
 from tests.runtime.helpers import tiny_config
 from tests.tolerance import assert_close
 
@@ -32,11 +33,8 @@ def setup(seed: int = 0):
     return config, env_config, learner, actor
 
 
-def next_window(actor: Actor):
-    window = None
-    while window is None:
-        window, _ = actor.step()
-    return window
+def next_window(actor: Actor) -> SequenceBatch:
+    return actor_window(actor)
 
 
 def poisoned(window):
