@@ -49,8 +49,9 @@ def training_rate(env: str, backend: str, actors: int, frames: int, root: Path) 
 
 
 def window_shipping(env: str, trials: int = 50) -> list[dict]:
-    """Bytes of one window and the round-trip time to move it between processes: through a
-    pipe (as the local backend ships windows) and as a Ray actor's return value."""
+    """Bytes of one window (an actor's second: steady state) and the round-trip time to move it
+    between processes: through a pipe (as the local backend ships windows) and as a Ray
+    actor's return value."""
     import torch.multiprocessing as torch_mp
 
     from gdi.envs import resolve_env
@@ -64,7 +65,9 @@ def window_shipping(env: str, trials: int = 50) -> list[dict]:
     shapes = env_shapes(env_config, 0)
     net = build_network(config, shapes)
     actor = Actor(0, config, env_config, net, build_controller(config, 0), 0)
-    window = actor.act_window(InlineParameterServer(net))
+    server = InlineParameterServer(net)
+    actor.act_window(server)  # the first window of a stream holds burn_in + seq_len steps
+    window = actor.act_window(server)  # later ones seq_stride new steps: the steady state
     actor.close()
     size = len(pickle.dumps(window))
     results = []
