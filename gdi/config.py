@@ -66,7 +66,8 @@ class Config:
 
     # --- network Θ ----------------------------------------------------------------------------
     torso: str = "impala_deep"
-    """Observation encoder: impala_deep (the paper's), minatar, mlp."""
+    """Observation encoder: impala_deep (the paper's), nature (DQN's, for Atari on a small CPU),
+    minatar, mlp."""
     lstm_units: int = 256
     """Units of the LSTM core."""
     head_hidden: int = 0

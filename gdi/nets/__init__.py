@@ -15,6 +15,7 @@ from gdi.nets.torsos import (
     ImpalaDeepTorso,
     MinAtarTorso,
     MLPTorso,
+    NatureTorso,
     make_torso,
     preprocess_observations,
 )
@@ -29,6 +30,7 @@ __all__ = [
     "LSTMCore",
     "MLPTorso",
     "MinAtarTorso",
+    "NatureTorso",
     "NetOutputs",
     "build",
     "make_torso",

@@ -10,6 +10,7 @@ TINY = {
     "impala_deep": ((4, 12, 12), torch.uint8, 5),  # stacked frames, channels first
     "minatar": ((4, 10, 10), torch.uint8, 6),  # MinAtar channels as gdi.envs delivers them
     "mlp": ((5,), torch.float32, 3),  # vector observation
+    "nature": ((4, 36, 36), torch.uint8, 4),  # the smallest frames its convolutions take
 }
 LSTM_UNITS = 16
 

@@ -3,7 +3,14 @@
 import pytest
 import torch
 
-from gdi.nets import ImpalaDeepTorso, MinAtarTorso, MLPTorso, make_torso, preprocess_observations
+from gdi.nets import (
+    ImpalaDeepTorso,
+    MinAtarTorso,
+    MLPTorso,
+    NatureTorso,
+    make_torso,
+    preprocess_observations,
+)
 from tests.nets.helpers import summed_terms
 from tests.tolerance import assert_close
 
@@ -14,6 +21,17 @@ def test_impala_deep_feature_sizes():
     assert torso.flat_features == 3872 and torso.output_size == 256
     out = torso(torch.rand(2, 4, 84, 84))
     assert out.shape == (2, 256) and (out >= 0).all()  # ReLU after the linear layer
+
+
+def test_nature_feature_sizes_and_parameter_count():
+    # 84 → ⌊(84 − 8)/4⌋ + 1 = 20 → ⌊(20 − 4)/2⌋ + 1 = 9 → 9 − 3 + 1 = 7: 64·7·7 = 3136 features.
+    torso = NatureTorso((4, 84, 84))
+    assert torso.flat_features == 3136 and torso.output_size == 512
+    # DQN's published size, by hand: 4·32·64 + 32, 32·64·16 + 64, 64·64·9 + 64, 3136·512 + 512.
+    expected = (8192 + 32) + (32768 + 64) + (36864 + 64) + (1605632 + 512)
+    assert sum(p.numel() for p in torso.parameters()) == expected == 1_684_128
+    out = torso(torch.rand(2, 4, 84, 84))
+    assert out.shape == (2, 512) and (out >= 0).all()
 
 
 def test_minatar_and_mlp_feature_sizes():
@@ -33,13 +51,14 @@ def test_preprocess_scales_uint8_only():
     assert torch.equal(preprocess_observations(flags, torch.float32), torch.tensor([1.0, 0.0]))
 
 
-@pytest.mark.parametrize("torso_cls", [ImpalaDeepTorso, MinAtarTorso])
-def test_hwc_layout_reads_the_same_image(torso_cls):
+@pytest.mark.parametrize(("torso_cls", "side"), [(ImpalaDeepTorso, 10), (MinAtarTorso, 10),
+                                                 (NatureTorso, 36)])
+def test_hwc_layout_reads_the_same_image(torso_cls, side):
     torch.manual_seed(0)
-    chw = torso_cls((3, 10, 10))
-    hwc = torso_cls((10, 10, 3), layout="HWC")
+    chw = torso_cls((3, side, side))
+    hwc = torso_cls((side, side, 3), layout="HWC")
     hwc.load_state_dict(chw.state_dict())
-    x = torch.rand(2, 3, 10, 10)
+    x = torch.rand(2, 3, side, side)
     assert_close(hwc(x.permute(0, 2, 3, 1)), chw(x), terms=summed_terms(chw))
 
 
@@ -55,6 +74,8 @@ def test_channels_last_shape_without_layout_is_refused():
         ("resnet", (4, 84, 84), {}, "unknown torso 'resnet'.*impala_deep"),
         ("impala_deep", (84, 84), {}, "rank 3"),
         ("minatar", (4, 2, 10), {}, "3×3"),
+        ("nature", (4, 35, 84), {}, "at least 36×36"),
+        ("nature", (4, 84, 84), {"channels": 8}, "unknown torso_kwargs.*out_features"),
         ("minatar", (4, 10, 10), {"layout": "NHWC"}, "layout"),
         ("mlp", (5,), {"activation": "gelu"}, "activation"),
         ("mlp", (5,), {"channels": 3}, "unknown torso_kwargs.*hidden"),
