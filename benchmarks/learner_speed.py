@@ -175,7 +175,7 @@ def acted_batch(config, shapes, weights: dict):
         chunk, _ = actor.step()
     actor.close()
     collector = ReplayCollector(config.batch_size, 1, chunk.num_envs, config.batch_size,
-                                seed=0, frame_stack=actor.builder.frame_stack)
+                                seed=0, frame_stack=actor.recorder.frame_stack)
     collector.add(chunk, actor=0)
     return collector.sample()
 

@@ -1,10 +1,11 @@
 """The actor: samples data with behavior policies π_λ, λ drawn from E (Alg. GDI-I³/H³, ACTOR).
 
 One actor steps a batch of environments with one batched forward pass per step (the acting
-step of ``gdi.runtime.acting``). Each environment has its own λ, drawn from the actor's E at the start of each episode and reported
-back to E with the raw episode return G at its end; like the paper, each actor keeps its own E
-(one bandit ensemble per actor). The actor records what the learner needs (see
-``gdi.runtime.sequences`` for the exact contract) and pulls parameters every ``pull_every``
+step of ``gdi.runtime.acting``). Each environment has its own λ, drawn from the actor's E at
+the start of each episode and reported back to E with the raw episode return G at its end;
+like the paper, each actor keeps its own E (one bandit ensemble per actor). The actor records
+each step once (``gdi.runtime.steps``; ``gdi.runtime.sequences`` has the contract of what the
+learner reads) and pulls parameters every ``pull_every``
 of its steps (the paper's 64 on ALE), counted from its last pull.
 """
 
@@ -95,7 +96,7 @@ class Actor:
         self.phase_seconds: dict[str, float] = defaultdict(float)
         self._start_episodes(seed)
         state_shape = tuple(self.acting.state.shape[1:])
-        self.builder = StepRecorder(
+        self.recorder = StepRecorder(
             self.num_envs, config.sequence_length, config.seq_stride, self.obs.shape[1:],
             self.obs.dtype, env_config.stacked_frames, self.space.dim, state_shape,
         )
@@ -172,7 +173,7 @@ class Actor:
         # Both end the trace (discount 0); a truncation's bootstrap is in truncation_values.
         dones = np.logical_or(terminated, truncated)
         # The step's inputs as the network read them (acting carries them until observe).
-        self.builder.record(
+        self.recorder.record(
             self.obs, acting.resets, acting.prev_actions, acting.prev_rewards,
             acting.state.numpy(), actions, log_mu, acting.lambdas, self.version, rewards, dones,
             truncation_values,
@@ -199,7 +200,7 @@ class Actor:
 
         self.obs = next_obs
         self.steps += 1
-        window = self.builder.emit(self.obs, acting.resets, acting.prev_actions,
+        window = self.recorder.emit(self.obs, acting.resets, acting.prev_actions,
                                    acting.prev_rewards)
         end = clock()
         phases = self.phase_seconds
@@ -251,7 +252,7 @@ class Actor:
             **self.acting.carried(),  # state, resets, prev_actions, prev_rewards, lambdas
             "returns": self.returns.copy(),
             "lengths": self.lengths.copy(),
-            "builder": self.builder.state_dict(),
+            "recorder": self.recorder.state_dict(),
             "rng": self.acting.rng.bit_generator.state,
             "controller": self.controller.state_dict(),
             "net": self.net.state_dict(),
@@ -285,10 +286,11 @@ class Actor:
         for name in ("obs", "returns", "lengths"):
             setattr(self, name, state[name])
         self.acting.load_carried(state)
-        if "chunk_start" in state["builder"]:
-            self.builder.load_state_dict(state["builder"])
-        # else: written when whole sequences were recorded; the recorder starts a new stream
-        # here (its data collector holds those sequences whole), losing the partial window.
+        if "recorder" in state:
+            self.recorder.load_state_dict(state["recorder"])
+        # else: written when whole sequences were recorded ("builder"); the recorder starts a
+        # new stream here (its data collector holds those sequences whole), losing the
+        # partial window.
         return True
 
     def close(self) -> None:

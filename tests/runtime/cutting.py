@@ -171,7 +171,7 @@ def actor_window(actor) -> SequenceBatch:
         chunk, _ = actor.step()
     if actor not in _COLLECTORS:
         _COLLECTORS[actor] = ReplayCollector(1, 1, 1 << 30, 1, seed=0,
-                                             frame_stack=actor.builder.frame_stack)
+                                             frame_stack=actor.recorder.frame_stack)
     collector = _COLLECTORS[actor]
     collector.add(chunk, actor=actor.actor_id)
     return collector.newest(chunk.num_envs)

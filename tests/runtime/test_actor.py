@@ -169,6 +169,22 @@ def test_an_actor_state_with_the_former_torch_generator_still_loads():
     assert restored.acting.rng.random() == same.acting.rng.random()  # seeded from the saved state
 
 
+def test_an_actor_state_written_before_steps_were_stored_once_resumes_with_a_new_stream():
+    actor = _actor("gdi-i3")
+    for _ in range(3):
+        actor.step()
+    state = actor.state_dict()
+    state["builder"] = {"steps": 3}  # the former recorder of whole sequences
+    del state["recorder"]
+    restored = _actor("gdi-i3")
+    assert restored.load_state_dict(state)  # environments and everything else restored
+    chunk = None
+    while chunk is None:
+        chunk, _ = restored.step()
+    # A new stream (its collector holds the former sequences whole): its first window.
+    assert chunk.start == 0 and chunk.steps == restored.config.sequence_length
+
+
 class _CountingServer:
     """A parameter server that records the actor's step count at each pull."""
 
