@@ -165,9 +165,10 @@ class ReplayCollector:
         last, env, skip = item.last, item.env, item.history
         for name in STEP_FIELDS:
             getattr(out, name)[:, column] = self._rows(item, name)[skip:]
+        rows = {name: self._rows(item, name) for name in _OBS_SOURCES}
         for name, next_name in _OBS_SOURCES.items():
             target = getattr(out, name)[:, column]
-            target[:-1] = self._rows(item, name)[skip:]
+            target[:-1] = rows[name][skip:]
             target[-1] = getattr(last, next_name)[env]
         out.initial_state[column] = last.initial_state[env]
         frames = self._rows(item, "frames")
@@ -176,7 +177,7 @@ class ReplayCollector:
             out.obs[:-1, column] = frames
             out.obs[-1, column] = last.next_frames[env]
             return
-        resets = self._rows(item, "resets")
+        resets = rows["resets"]  # with the stack's history rows
         before = stack - 1 - item.history  # history frames not in the pieces
         if last.history_frames is not None:  # a chunk standing alone carries its history
             history = last.history_frames[:, env]

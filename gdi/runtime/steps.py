@@ -106,7 +106,8 @@ class StepChunk:
         frames of the first stack as the history, so that ``rebuild_stacks`` gives the same
         observations back."""
         obs, length = batch.obs, batch.length
-        frames = obs[:, :, -1] if frame_stack > 1 else obs
+        # A copy of the newest frames: a view would keep the whole stacked array alive.
+        frames = np.ascontiguousarray(obs[:, :, -1]) if frame_stack > 1 else obs
         history = np.moveaxis(obs[0, :, : frame_stack - 1], 1, 0) if frame_stack > 1 else None
         return cls(
             start=0, sequence_length=length, frame_stack=frame_stack,
