@@ -34,7 +34,7 @@ import torch
 
 from gdi.run_files import EVALUATION_POLICIES, LATEST, POPULATION, eval_folder
 from gdi.runtime import seeds
-from gdi.runtime.acting import Acting
+from gdi.runtime.acting import Acting, one_at_a_time
 from gdi.runtime.evaluator import play_agent_episodes
 from gdi.scores import write_eval_file
 
@@ -58,6 +58,7 @@ class Agent(Acting):
 
     Attributes:
         lambdas: ``float32 [num_envs, dim]``, the λ each environment's current episode plays.
+        seed: of action sampling (and, from ``load_agent``, of E's λ draws).
         policy: "population" or "greedy" (how λ is chosen), or a description given by the
             caller.
         config, env_config, checkpoint, frames: the run's Config, its resolved environment,
@@ -79,9 +80,9 @@ class Agent(Acting):
         checkpoint: Path | None = None,
         frames: int | None = None,
     ) -> None:
-        super().__init__(net.eval(), policy_space,
-                         lambda k: np.stack([draw_lambda() for _ in range(k)]),
+        super().__init__(net.eval(), policy_space, one_at_a_time(draw_lambda),
                          np.random.default_rng(seed))  # action sampling, like an actor's
+        self.seed = seed
         self.obs_shape = tuple(obs_shape) if obs_shape is not None else None
         self.num_actions = num_actions
         self.policy = policy
@@ -304,14 +305,12 @@ def evaluate_checkpoint(
     "greedy" (E's greedy λ), see ``gdi.runtime.evaluator``. A checkpoint outside the run folder or
     from another kind of run is refused unless ``allow_foreign_checkpoint``
     (:func:`gdi.agent.resolve_checkpoint`)."""
-
     if episodes < 1 or envs < 1:
         raise ValueError(f"episodes and envs must be >= 1, got {episodes} and {envs}")
     folder = eval_folder(policy)  # ValueError for an unknown policy, before any work
     agent = load_agent(run_dir, checkpoint, policy=policy, seed=seed,
                        allow_foreign_checkpoint=allow_foreign_checkpoint)
-    config, path = agent.config, agent.checkpoint
-    seed = seeds.checkpoint_evaluation(config.seed) if seed is None else seed
+    config, path, seed = agent.config, agent.checkpoint, agent.seed
     results = play_agent_episodes(agent, agent.env_config, episodes, seed, max_envs=envs,
                                   on_episode=on_episode)
     written = write_eval_file(

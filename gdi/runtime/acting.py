@@ -42,6 +42,11 @@ def sample_actions(
     return actions, np.log(probs[np.arange(actions.shape[0]), actions])
 
 
+def one_at_a_time(sample: Callable[[], np.ndarray]) -> Callable[[int], np.ndarray]:
+    """``draw_lambdas`` from a sampler of one λ: k of them, ``[k, dim]``, drawn in turn."""
+    return lambda k: np.stack([sample() for _ in range(k)])
+
+
 class ActionDraw(NamedTuple):
     """One step's draw, awaiting the environment's outcome."""
 

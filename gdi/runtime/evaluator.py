@@ -20,7 +20,7 @@ import torch
 
 from gdi.envs import env_seeds, make_vector_env
 from gdi.run_files import EVALUATION_POLICIES, POPULATION
-from gdi.runtime.acting import Acting
+from gdi.runtime.acting import Acting, one_at_a_time
 
 #: What periodic evaluation during training records as its policy: the population's.
 POLICY_DESCRIPTION = EVALUATION_POLICIES[POPULATION]
@@ -38,8 +38,7 @@ def play_episodes(
 ) -> list[dict]:
     """Play ``episodes`` episodes with ``net`` acting by π_λ, λ from ``sample_lambda``: the
     trainer's periodic evaluation (see :func:`play_agent_episodes`)."""
-    acting = Acting(net, policy_space, lambda k: np.stack([sample_lambda() for _ in range(k)]),
-                    np.random.default_rng(seed))
+    acting = Acting(net, policy_space, one_at_a_time(sample_lambda), np.random.default_rng(seed))
     return play_agent_episodes(acting, env_config, episodes, seed, max_envs, on_episode)
 
 
