@@ -31,6 +31,9 @@ Usage::
         --presets gdi-i3,gdi-i1,gdi-i0,gdi-h3 --seeds 0,1,2 --frames 2000000 \\
         --root runs/minatar-ablation --parallel 2 --observation-reservoir 1000
     .venv/bin/python -m benchmarks.minatar_ablation ... --dry-run     # print the commands only
+
+A cell is a preset name, ``PRESET@λ`` for a fixed-λ preset with its λ moved (``gdi-i0@3/3/1``)
+or ``PRESET+key=value`` for a preset with a setting of its E changed (``gdi-i3+ucb_c=0.25``).
     .venv/bin/python -m benchmarks.minatar_report --root runs/minatar-ablation
 """
 
@@ -47,7 +50,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from gdi.runtime.checkpoint import list_checkpoints
 
@@ -60,41 +63,103 @@ Status = Literal["todo", "done", "resume", "restart"]
 #: Marks a cell that fixes λ: ``gdi-i0@10/10/1`` is the preset gdi-i0 (E = identity) with its one
 #: λ set to (1/τ₁, 1/τ₂, ε) = (10, 10, 1) (``--set meta_kwargs.value=[10,10,1]``).
 AT = "@"
+#: Marks a setting of a cell's E: ``gdi-i3+ucb_c=0.25`` is the preset gdi-i3 with
+#: ``--set meta_kwargs.ucb_c=0.25`` (several: ``gdi-i3+ucb_c=0.25+num_bandits=3``).
+PLUS = "+"
 
 
-def parse_cell(cell: str) -> tuple[str, tuple[float, ...] | None]:
-    """``PRESET`` or ``PRESET@v1/v2/...`` → (preset, fixed λ or None). Malformed λ raise
-    ValueError naming the cell."""
-    preset, _, lam = cell.partition(AT)
-    if not lam:
-        return preset, None
-    try:
-        values = tuple(float(v) for v in lam.split("/"))
-    except ValueError:
-        raise ValueError(f"cell {cell!r}: the λ after {AT!r} must be numbers separated by '/', "
-                         "e.g. gdi-i0@10/10/1") from None
-    return preset, values
+@dataclass(frozen=True)
+class Cell:
+    """A cell of the grid: a preset, the λ it fixes (``@``) and settings of its E (``+``)."""
+
+    preset: str
+    fixed_lambda: tuple[float, ...] | None = None
+    meta_settings: tuple[tuple[str, Any], ...] = ()
+    """(key of ``meta_kwargs``, value) pairs, sorted by key."""
+
+    def __str__(self) -> str:
+        text = self.preset
+        if self.fixed_lambda is not None:
+            text += AT + "/".join(f"{v:g}" for v in self.fixed_lambda)
+        for key, value in self.meta_settings:
+            text += f"{PLUS}{key}={_setting_text(value)}"
+        return text
+
+
+def _setting_text(value: Any) -> str:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return f"{value:g}"
+    return json.dumps(value, separators=(",", ":"))
+
+
+def parse_cell(cell: str) -> Cell:
+    """``PRESET``, ``PRESET@v1/v2/...`` and ``PRESET[@λ]+key=value...`` → a Cell. A malformed λ
+    or setting raises ValueError naming the cell."""
+    head, *settings = cell.split(PLUS)
+    preset, _, lam = head.partition(AT)
+    values = None
+    if lam:
+        try:
+            values = tuple(float(v) for v in lam.split("/"))
+        except ValueError:
+            raise ValueError(f"cell {cell!r}: the λ after {AT!r} must be numbers separated by "
+                             "'/', e.g. gdi-i0@10/10/1") from None
+    meta = {}
+    for setting in settings:
+        key, equals, raw = setting.partition("=")
+        try:
+            value = json.loads(raw) if key and equals else None
+        except json.JSONDecodeError:
+            value = None
+        if value is None:
+            raise ValueError(f"cell {cell!r}: a setting of E after {PLUS!r} is KEY=VALUE with a "
+                             f"number or JSON value, e.g. gdi-i3{PLUS}ucb_c=0.25; got {setting!r}")
+        if key in meta:
+            raise ValueError(f"cell {cell!r}: E setting {key!r} is given twice")
+        meta[key] = value
+    return Cell(preset, values, tuple(sorted(meta.items())))
+
+
+def _canonical(value: Any) -> Any:
+    """A config value as config.json stores it (tuples as lists), for comparisons."""
+    return json.loads(json.dumps(value))
 
 
 def cell_of(config: dict) -> str:
-    """The grid cell a run's config belongs to: its preset, or ``PRESET@λ`` when the run fixed
-    λ at another value than its preset's (what the report groups seeds by)."""
-    from gdi.presets import get_preset
+    """The grid cell a run's config belongs to: its preset, with ``@λ`` when the run fixed λ at
+    another value than its preset's and ``+key=value`` for each setting of its E that differs
+    from the preset's on that environment, or from E's own default where the preset sets none
+    (what the report groups seeds by)."""
+    import inspect
+
+    from gdi.meta import CONTROLLERS
+    from gdi.presets import resolve_config
 
     preset = str(config["preset"])
-    if config.get("meta_controller") != "fixed":
-        return preset
-    value = tuple(float(v) for v in config.get("meta_kwargs", {}).get("value", ()))
-    default = get_preset(preset).fields.get("meta_kwargs", {}).get("value")
-    if default is not None and value == tuple(float(v) for v in default):
-        return preset
-    return f"{preset}{AT}{'/'.join(f'{v:g}' for v in value)}"
+    meta = config.get("meta_kwargs", {})
+    resolved = resolve_config(preset, config["env"])
+    signature = inspect.signature(CONTROLLERS[resolved.meta_controller])
+    default = _canonical({**{name: p.default for name, p in signature.parameters.items()
+                             if p.default is not inspect.Parameter.empty},
+                          **resolved.meta_kwargs})
+    lam = None
+    if config.get("meta_controller") == "fixed":
+        value = tuple(float(v) for v in meta.get("value", ()))
+        if value != tuple(float(v) for v in default.get("value", ())):
+            lam = value
+    settings = tuple(sorted((key, value) for key, value in _canonical(meta).items()
+                            if key != "value" and default.get(key, _MISSING) != value))
+    return str(Cell(preset, lam, settings))
+
+
+_MISSING = object()
 
 
 @dataclass(frozen=True)
 class GridRun:
     """One cell of the grid and the folder it trains into. ``preset`` is the cell: a preset
-    name, or ``PRESET@λ`` for a fixed-λ preset with its λ set (``parse_cell``)."""
+    name, ``PRESET@λ`` for a fixed-λ preset with its λ set, and ``+key=value`` for settings of
+    its E (``parse_cell``)."""
 
     game: str
     preset: str
@@ -108,12 +173,16 @@ class GridRun:
         return self.game if ":" in self.game else f"minatar:{self.game}"
 
     @property
+    def cell(self) -> Cell:
+        return parse_cell(self.preset)
+
+    @property
     def base_preset(self) -> str:
-        return parse_cell(self.preset)[0]
+        return self.cell.preset
 
     @property
     def fixed_lambda(self) -> tuple[float, ...] | None:
-        return parse_cell(self.preset)[1]
+        return self.cell.fixed_lambda
 
     @property
     def name(self) -> str:
@@ -165,9 +234,8 @@ def run_status(run: GridRun) -> Status:
     expected = {"preset": run.base_preset, "env": run.env, "seed": run.seed,
                 "frames": run.frames}
     differs = {k: (config.get(k), v) for k, v in expected.items() if config.get(k) != v}
-    if run.fixed_lambda is not None and cell_of(config) != cell_of(
-            {**config, "meta_kwargs": {"value": run.fixed_lambda}}):
-        differs["λ"] = (config.get("meta_kwargs", {}).get("value"), run.fixed_lambda)
+    if not differs and cell_of(config) != str(run.cell):
+        differs["cell"] = (cell_of(config), str(run.cell))
     if differs:
         raise ValueError(
             f"{path} holds a different run {differs} (found, wanted): choose another --root "
@@ -219,6 +287,8 @@ def train_command(run: GridRun, status: Status, *, backend: str = "inline",
         settings.append(f"observation_reservoir={reservoir}")
     if run.fixed_lambda is not None:
         settings.append(f"meta_kwargs.value={list(run.fixed_lambda)}".replace(" ", ""))
+    settings += [f"meta_kwargs.{key}={json.dumps(value, separators=(',', ':'))}"
+                 for key, value in run.cell.meta_settings]
     return [*base, "--preset", run.base_preset, "--env", run.env, "--frames", str(run.frames),
             "--seed", str(run.seed), "--backend", backend, "--run-dir", str(run.run_dir),
             "--no-report", "--set", *settings, *overrides]
@@ -339,20 +409,24 @@ def plan(args: argparse.Namespace) -> list[tuple[GridRun, Status, list[str] | No
     """Each run of the grid with its status and the command that would run it (None: done)."""
     from gdi.presets import resolve_config
 
-    for cell in args.presets:  # an unknown name or a bad λ fails here, not in 24 subprocesses
-        preset, lam = parse_cell(cell)
-        config = resolve_config(preset, "minatar:breakout")
-        if lam is None:
-            continue
-        names = config.meta_kwargs.get("index_names", ())
-        if config.meta_controller != "fixed":
-            raise ValueError(f"cell {cell!r}: only a preset with a fixed λ (E = identity, "
-                             f"e.g. gdi-i0) takes {AT}λ; {preset} has E {config.meta_controller!r}")
-        if len(lam) != len(names):
-            raise ValueError(f"cell {cell!r}: λ has {len(lam)} values, {preset}'s Λ has "
-                             f"{len(names)} ({'/'.join(names)})")
-        resolve_config(preset, "minatar:breakout",
-                       meta_kwargs={**config.meta_kwargs, "value": lam})  # in the space's bounds
+    for text in args.presets:  # an unknown name or a bad λ fails here, not in 24 subprocesses
+        cell = parse_cell(text)
+        config = resolve_config(cell.preset, "minatar:breakout")
+        meta = {**config.meta_kwargs, **dict(cell.meta_settings)}
+        if cell.fixed_lambda is not None:
+            names = config.meta_kwargs.get("index_names", ())
+            if config.meta_controller != "fixed":
+                raise ValueError(f"cell {text!r}: only a preset with a fixed λ (E = identity, e.g. "
+                                 f"gdi-i0) takes {AT}λ; {cell.preset} has E "
+                                 f"{config.meta_controller!r}")
+            if len(cell.fixed_lambda) != len(names):
+                raise ValueError(f"cell {text!r}: λ has {len(cell.fixed_lambda)} values, "
+                                 f"{cell.preset}'s Λ has {len(names)} ({'/'.join(names)})")
+            meta["value"] = cell.fixed_lambda
+        try:  # λ in the space's bounds; E's settings known to E and valid
+            resolve_config(cell.preset, "minatar:breakout", meta_kwargs=meta)
+        except ValueError as err:
+            raise ValueError(f"cell {text!r}: {err}") from None
     rows = []
     for run in grid_runs(args.games, args.presets, args.seeds, args.frames, args.root):
         status = run_status(run)

@@ -73,10 +73,12 @@ def preset_label(cell: str) -> str:
     """The paper's class for the paper's own presets (``GDI-I³``); ``name (class)`` for the
     others, since several presets share a class (dqn-like and impala-like are both GDI-I⁰ w/o
     E, gdi-i3-uniform is GDI-I³ w/o E) and a label must name one preset; a fixed-λ cell adds
-    its λ (``GDI-I⁰ w/o E, λ = (10, 10, 1)``)."""
+    its λ (``GDI-I⁰ w/o E, λ = (10, 10, 1)``), a cell that sets E its settings
+    (``GDI-I³, ucb_c = 0.25``)."""
     from gdi.presets import PRESETS
 
-    preset, lam = parse_cell(cell)
+    parsed = parse_cell(cell)
+    preset, lam = parsed.preset, parsed.fixed_lambda
     if preset not in PRESETS:
         return cell
     category = PRESETS[preset].category
@@ -86,6 +88,8 @@ def preset_label(cell: str) -> str:
         label = f"{preset} ({category.replace('(w/o E)', 'w/o E')})"
     if lam is not None:
         label += f", λ = ({', '.join(f'{v:g}' for v in lam)})"
+    for key, value in parsed.meta_settings:
+        label += f", {key} = {value:g}" if isinstance(value, float | int) else f", {key} = {value}"
     return label
 
 
@@ -107,8 +111,8 @@ def ordered_presets(found) -> list[str]:
     found = set(found)
 
     def key(cell: str):
-        preset, lam = parse_cell(cell)
-        return preset, lam or ()
+        parsed = parse_cell(cell)
+        return parsed.preset, parsed.fixed_lambda or (), str(parsed)
 
     return [p for p in PRESET_ORDER if p in found] + sorted(found - set(PRESET_ORDER), key=key)
 

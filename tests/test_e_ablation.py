@@ -96,6 +96,10 @@ def test_a_fixed_lambda_cell_trains_its_preset_with_that_lambda(tmp_path, capsys
     ("gdi-i0@10/1", "λ has 2 values, gdi-i0's Λ has 3"),
     ("gdi-i0@10/x/1", "must be numbers separated by '/'"),
     ("gdi-i0@10/10/2", "eps in \\[2, 2\\]"),
+    ("gdi-i3+ucb_cc=1", "unexpected argument.*ucb_cc"),
+    ("gdi-i3+ucb_c=-1", "ucb_c must be a finite number >= 0, got -1"),
+    ("gdi-i3+ucb_c", "KEY=VALUE"),
+    ("gdi-i3+ucb_c=1+ucb_c=2", "'ucb_c' is given twice"),
 ])
 def test_bad_cells_are_refused_before_anything_runs(tmp_path, capsys, cell, message):
     root = tmp_path / "grid"
@@ -116,7 +120,32 @@ def test_cell_of_a_config_and_a_folder_of_another_lambda(tmp_path):
     other = {**sharp, "meta_kwargs": {**sharp["meta_kwargs"], "value": [3.0, 3.0, 1.0]},
              "seed": 0, "frames": 3000}
     (run.run_dir / "config.json").write_text(json.dumps(other))
-    with pytest.raises(ValueError, match=r"different run.*λ"):
+    with pytest.raises(ValueError, match=r"different run.*gdi-i0@3/3/1.*gdi-i0@10/10/1"):
+        grid.run_status(run)
+
+
+def test_a_cell_that_sets_e_runs_its_preset_with_that_setting(tmp_path, capsys):
+    cell = grid.parse_cell("gdi-i3+ucb_c=0.25+num_bandits=3")
+    assert (cell.preset, cell.fixed_lambda) == ("gdi-i3", None)
+    assert cell.meta_settings == (("num_bandits", 3), ("ucb_c", 0.25))
+    assert str(cell) == "gdi-i3+num_bandits=3+ucb_c=0.25"  # one name whatever the order
+    root = tmp_path / "grid"
+    assert grid.main(["--games", "breakout", "--presets", "gdi-i3+ucb_c=0.25", "--seeds", "0",
+                      "--frames", "3000", "--root", str(root), "--dry-run"]) == 0
+    line = next(line for line in capsys.readouterr().out.splitlines() if "gdi.cli train" in line)
+    assert "breakout__gdi-i3+ucb_c=0.25__0:" in line and "meta_kwargs.ucb_c=0.25" in line
+    # The config such a run writes is grouped back into its cell, and another setting is refused.
+    base = resolve_config("gdi-i3", "minatar:breakout")
+    written = resolve_config("gdi-i3", "minatar:breakout",
+                             meta_kwargs={**base.meta_kwargs, "ucb_c": 0.25}).to_dict()
+    assert grid.cell_of(written) == "gdi-i3+ucb_c=0.25"
+    # E's own default (BanditEnsemble's ucb_c = 1), written out, is still the preset's cell.
+    assert grid.cell_of({**written, "meta_kwargs": {**written["meta_kwargs"], "ucb_c": 1.0}}) \
+        == "gdi-i3"
+    run = grid.grid_runs(["breakout"], ["gdi-i3+ucb_c=0.5"], [0], 3000, tmp_path)[0]
+    run.run_dir.mkdir(parents=True)
+    (run.run_dir / "config.json").write_text(json.dumps({**written, "seed": 0, "frames": 3000}))
+    with pytest.raises(ValueError, match=r"different run.*gdi-i3\+ucb_c=0.25.*ucb_c=0.5"):
         grid.run_status(run)
 
 
