@@ -538,30 +538,39 @@ def e_ablation_section(grid: Grid, finals: dict, files: ReportFiles, doc: Path, 
     if not matrices:
         return [*text, "", "No cell has a seed finished on every game yet.", ""]
     ci = aggregate_intervals(matrices, ("iqm", "mean"), reps=reps, seed=seed)
-    improvement = {}
+    improvement, over_control = {}, {}
     if BASELINE in matrices:
         improvement = {c: probability_of_improvement(matrices[BASELINE], m, reps=reps, seed=seed)
                        for c, m in matrices.items() if c != BASELINE}
+    if CONTROL in matrices:  # each bandit E against the uniform P_Λ it starts from
+        over_control = {c: probability_of_improvement(matrices[c], matrices[CONTROL],
+                                                      reps=reps, seed=seed)
+                        for c in bandit_cells(grid) if c in matrices}
+    nothing = (np.nan,) * 3
     rows = [[preset_label(c), len(seeds_used[c]), markdown.fmt_interval(*ci[c]["iqm"]),
              markdown.fmt_interval(*ci[c]["mean"]),
-             markdown.fmt_interval(*improvement[c]) if c in improvement else "—"]
+             markdown.fmt_interval(*improvement[c]) if c in improvement else "—",
+             markdown.fmt_interval(*over_control[c]) if c in over_control else "—"]
             for c in matrices]
     files.csv("e_ablation_aggregates.csv",
               ["cell", "seeds", "iqm", "iqm_low", "iqm_high", "mean", "mean_low", "mean_high",
-               "p_gdi_i3_better", "p_low", "p_high"],
+               "p_gdi_i3_better", "p_low", "p_high", "p_better_than_uniform", "pu_low",
+               "pu_high"],
               [[c, " ".join(map(str, seeds_used[c])), *ci[c]["iqm"], *ci[c]["mean"],
-                *(improvement[c] if c in improvement else (np.nan,) * 3)] for c in matrices])
+                *improvement.get(c, nothing), *over_control.get(c, nothing)] for c in matrices])
     png = plot_e_aggregates({c: ci[c]["iqm"] for c in matrices}, improvement,
                             files.path("e_ablation_aggregates.png"))
     text += ["", "#### Aggregates over games", "",
              f"Over {len(games)} game{'s' if len(games) > 1 else ''} ({', '.join(games)}), on "
              "the seeds each cell finished on "
-             "every game. IQM and mean of normalized final scores, and P(GDI-I³ > cell): the "
+             "every game. IQM and mean of normalized final scores; P(GDI-I³ > cell): the "
              "probability that a GDI-I³ run scores above a run of the cell on a game, averaged "
-             f"over games; 95% stratified-bootstrap CIs (rliable, {reps} resamples).", "",
+             "over games; P(cell > uniform): the same for a cell with the bandit E against the "
+             f"uniform control; 95% stratified-bootstrap CIs (rliable, {reps} resamples).", "",
              f"![aggregates]({_rel(png, doc)})", "",
              markdown.table(["Cell", "Seeds", "IQM [95% CI]", "Mean [95% CI]",
-                             "P(GDI-I³ > cell) [95% CI]"], rows, align_left=1)]
+                             "P(GDI-I³ > cell) [95% CI]", "P(cell > uniform) [95% CI]"], rows,
+                            align_left=1)]
     if left_out:
         text += ["", f"Not in the aggregates (no seed finished on every game): "
                      f"{', '.join(preset_label(c) for c in left_out)}."]
@@ -588,7 +597,95 @@ def e_ablation_section(grid: Grid, finals: dict, files: ReportFiles, doc: Path, 
         bandit, control = grid.runs[(game, BASELINE)], grid.runs.get((game, CONTROL), [])
         png = plot_e_learning(game, bandit, control, files.path(f"e_learning_{game}.png"))
         text += [f"![what E learned on {game}]({_rel(png, doc)})", ""]
+    # What E's objective allows.
+    rows = [row for game in games for row in headroom_rows(grid, game, scale)]
+    if rows:
+        cells = bandit_cells(grid)
+        header = ["Game", "λ", "Headroom"]
+        for cell in cells:
+            label = preset_label(cell)
+            header += [f"Taken: {label}", f"ρ: {label}", f"Episodes: {label}"]
+        files.csv("e_headroom.csv", header, rows)
+        text += ["#### What E's objective allows", "",
+                 "E maximizes the mean episode return of the λ it samples. Per coordinate of λ, "
+                 f"over the last {EARLY_LATE:.0%} of the budget, in normalized units "
+                 "(`gdi.analysis.e_headroom`): *Headroom*, the return of the coordinate's best "
+                 "tenth over the mean of uniform sampling, on the uniform control's episodes "
+                 "(the best tenth chosen on a random half, measured on the other; mean over 200 "
+                 "halves and the control's seeds), the most a P_Λ over that coordinate could add "
+                 "with those networks; *Taken*, what the cell's sampled λ would have returned on "
+                 "the control's surface over uniform; *ρ*, Spearman's correlation between E's "
+                 "estimate per tenth at the end and the control's observed return there (1: E "
+                 "ranks the tenths as they are); *Episodes*, the updates E got in that stretch "
+                 "(per run). Seeds: those the cell and the control both finished.", "",
+                 markdown.table(header, rows, align_left=2)]
     return text
+
+
+def _mean_or_dash(values) -> str:
+    """The mean of the values that are numbers (3 decimals: the gains are a few hundredths of
+    the normalized scale), or "—" when none is."""
+    values = np.asarray(values, dtype=float)
+    kept = values[~np.isnan(values)]
+    return f"{kept.mean():.3f}" if kept.size else "—"
+
+
+def bandit_cells(grid: Grid) -> list[str]:
+    """GDI-I³ and its cells that change a setting of its E (``gdi-i3+ucb_c=0.25``)."""
+    return [c for c in grid.presets
+            if parse_cell(c).preset == BASELINE and parse_cell(c).fixed_lambda is None]
+
+
+def headroom_rows(grid: Grid, game: str, scale: Scale) -> list[list]:
+    """Per coordinate of λ on one game, over the last ``EARLY_LATE`` of the budget and in
+    normalized units (``gdi.analysis.e_headroom``): what the best tenth of the coordinate returns
+    over uniform sampling on the control's surface (split-half, mean over control runs), and per
+    bandit cell what its sampling took of it and how its estimates rank the tenths against the
+    control's observed returns (mean over seeds that both cells have); the bandit runs' episodes
+    in that stretch."""
+    from gdi.analysis.e_headroom import (
+        bin_edges,
+        rank_agreement,
+        realized_gain,
+        split_half_headroom,
+    )
+    from gdi.analysis.e_learning import load_episode_log, replayed_estimates
+
+    controls = {r.seed: load_episode_log(r.run_dir) for r in grid.runs.get((game, CONTROL), [])}
+    if not controls:
+        return []
+    unit = scale.best[game] - scale.random[game]
+
+    def late(log):
+        return log.frames > (1 - EARLY_LATE) * log.budget
+
+    cells = {}
+    for cell in bandit_cells(grid):
+        paired = [r for r in grid.runs.get((game, cell), []) if r.seed in controls]
+        logs = [load_episode_log(r.run_dir) for r in paired]
+        cells[cell] = (paired, logs, [replayed_estimates(r.run_dir, log=log)
+                                      for r, log in zip(paired, logs, strict=True)])
+    first = next(iter(controls.values()))
+    rows = []
+    for i, name in enumerate(first.index_names):
+        edges = bin_edges(*first.ranges[i])
+        room = [split_half_headroom(c.lambdas[late(c), i], c.returns[late(c)], edges)
+                for c in controls.values()]
+        row = [game, name, _mean_or_dash(np.array(room) / unit)]
+        for paired, logs, estimates in cells.values():
+            taken, rho, episodes = [], [], []
+            for run, log, estimate in zip(paired, logs, estimates, strict=True):
+                control = controls[run.seed]
+                taken.append(realized_gain(log.lambdas[late(log), i],
+                                           control.lambdas[late(control), i],
+                                           control.returns[late(control)], edges))
+                rho.append(rank_agreement(*estimate[i], control.lambdas[late(control), i],
+                                          control.returns[late(control)], edges))
+                episodes.append(int(late(log).sum()))
+            row += [_mean_or_dash(np.array(taken) / unit), _mean_or_dash(rho),
+                    f"{np.mean(episodes):,.0f}" if episodes else "—"]
+        rows.append(row)
+    return rows
 
 
 # --- the report ------------------------------------------------------------------------------------

@@ -184,11 +184,14 @@ def test_e_ablation_numbers_match_a_hand_computation(tmp_path):
     assert_close(float(rows["gdi-i3"][5]), (0.8 + 0.4 + 0.5 + 0.25) / 4, terms=4)
     assert_close(float(rows["gdi-i3-uniform"][2]), 0.25, terms=4)
     assert_close(float(rows["gdi-i3-uniform"][8]), 0.75, terms=4)
+    assert_close(float(rows["gdi-i3"][11]), 0.75, terms=4)  # the same pairs, seen from I³
+    assert rows["gdi-i3-uniform"][11] == ""  # the control is no bandit cell
     text = doc.read_text()
     # Time to half the best: breakout I³ seed 0 reaches 6/10 at its third evaluation (3,000
     # frames), seed 1 never (4/10 at best).
     assert "| breakout | GDI-I³ | 1 / 2 | 3,000 |" in text
     assert "| asterix | gdi-i3-uniform (GDI-I³ w/o E) | 1 / 2 | 3,000 |" in text
+    assert "#### What E's objective allows" in text and "| breakout | eps |" in text
     for name in ("e_ablation_aggregates.png", "e_learning_breakout.png",
                  "e_learning_asterix.png"):
         assert f"](figs/{name})" in text and (figures / name).stat().st_size > 10_000
