@@ -84,6 +84,7 @@ def _check_count(option: str, value) -> None:
 def train(
     preset: str = Config.preset,
     env: str = Config.env,
+    scale: str | None = None,
     frames: Count | None = None,
     seed: int = Config.seed,
     backend: Literal[tuple(BACKENDS)] | None = None,
@@ -106,8 +107,11 @@ def train(
     Args:
         preset: Preset name (`gdi presets` lists them).
         env: Environment: ale:<Game>, minatar:<game> or gym:<id>.
-        frames: Frame budget, e.g. 1000000 or 1e6 (default: the budget of the environment's
-            kind, which `gdi config --env ENV` prints).
+        scale: Scale knobs (torso, batch, sequences, actors; `gdi scales` lists them): the
+            environment kind's default (ale: the paper's table), or e.g. ale-cpu, the paper's
+            Atari algorithm sized for a 2-core CPU.
+        frames: Frame budget, e.g. 1000000 or 1e6 (default: the scale's budget, which
+            `gdi config --env ENV` prints).
         seed: Seed of every random generator.
         backend: inline (one deterministic process), local (actor processes; the default) or
             ray (Ray actors on a Ray cluster, see --set ray_address). With --resume: continue
@@ -128,7 +132,7 @@ def train(
     stop = StopRequest()
     previous_handlers = stop.install()
     try:
-        result = _train(preset, env, frames, seed, backend, set, run_dir, resume, stop)
+        result = _train(preset, env, scale, frames, seed, backend, set, run_dir, resume, stop)
     finally:
         stop.restore(previous_handlers)
     if result is None or result.interrupted:
@@ -141,7 +145,7 @@ def train(
     return 0
 
 
-def _train(preset, env, frames, seed, backend, set, run_dir, resume, stop):
+def _train(preset, env, scale, frames, seed, backend, set, run_dir, resume, stop):
     """`gdi train`'s work once the stop handler is in place; None when stopped before a run
     folder was touched."""
     from gdi.config import apply_overrides
@@ -158,6 +162,8 @@ def _train(preset, env, frames, seed, backend, set, run_dir, resume, stop):
         given = {"preset": preset, "env": env, "seed": seed}  # defaults: Config's
         conflicts = {k: (getattr(config, k), v) for k, v in given.items()
                      if v != getattr(Config, k) and v != getattr(config, k)}
+        if scale is not None and scale != config.scale:
+            conflicts["scale"] = (config.scale, scale)
         if conflicts or run_dir is not None:
             raise ValueError(
                 f"--resume continues {resume} with its saved config; conflicting options: "
@@ -168,7 +174,7 @@ def _train(preset, env, frames, seed, backend, set, run_dir, resume, stop):
             config.replace(**{k: v for k, v in changes.items() if v is not None}), set)
         return run_training(config, resume, resume=True, stop=stop)
     config = apply_overrides(
-        resolve_config(preset, env, frames=frames, seed=seed, backend=backend), set
+        resolve_config(preset, env, scale, frames=frames, seed=seed, backend=backend), set
     )
     if config.env != env:  # the config stores the canonical spec (gdi.envs.canonical_spec)
         print(f"environment {env!r} is stored as its canonical spec {config.env!r}")
@@ -184,29 +190,56 @@ def _write_run_report(run_dir: Path) -> None:
     print(f"report: {out}")
 
 
-def config(preset: str = Config.preset, env: str = Config.env,
+def config(preset: str = Config.preset, env: str = Config.env, scale: str | None = None,
            set: tuple[str, ...] = ()) -> None:
     """Print the fully resolved config of a preset on an environment, every field with its
-    value and meaning (what `gdi train --set field=value` can change).
+    value and meaning (what `gdi train --set field=value` can change), and what a named scale
+    changes from its kind's default.
 
     Args:
         preset: Preset name.
         env: Environment spec.
+        scale: Scale knobs (`gdi scales`); default: the environment kind's.
         set: Overrides field=value, applied as `gdi train` would.
     """
     from rich.console import Console
     from rich.table import Table
 
     from gdi.config import apply_overrides, field_docs
-    from gdi.presets import resolve_config
+    from gdi.presets import SCALE_KINDS, SCALE_NOTES, resolve_config, scale_differences
 
-    resolved = apply_overrides(resolve_config(preset, env), set)
+    resolved = apply_overrides(resolve_config(preset, env, scale), set)
     docs = field_docs()
-    table = Table(title=f"{preset} on {env}")
+    table = Table(title=f"{preset} on {env}, scale {resolved.scale}: "
+                        f"{SCALE_NOTES[resolved.scale]}")
     for column in ("field", "value", "meaning"):
         table.add_column(column, overflow="fold")
     for name, value in resolved.to_dict().items():
         table.add_row(name, repr(value), docs.get(name, ""))
+    console = Console()
+    console.print(table)
+    changed = scale_differences(resolved.scale)
+    if changed:
+        console.print(f"Scale {resolved.scale} changes from {SCALE_KINDS[resolved.scale]}: "
+                      + "; ".join(f"{k} {a!r} → {b!r}" for k, (a, b) in changed.items()))
+
+
+def scales() -> None:
+    """List the scales (`gdi train --scale NAME`): the knobs a preset takes from where it runs
+    (torso, LSTM, batch, sequences, actors), never the algorithm; what each changes from its
+    environment kind's default."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from gdi.presets import SCALE_KINDS, SCALE_NOTES, scale_differences
+
+    table = Table(title="gdi scales")
+    for column in ("scale", "for", "what it is", "changes from the kind's default"):
+        table.add_column(column, overflow="fold")
+    for name, kind in SCALE_KINDS.items():
+        changed = scale_differences(name)
+        table.add_row(name, f"{kind}:", SCALE_NOTES[name],
+                      ", ".join(f"{k}={b!r}" for k, (_, b) in changed.items()) or "—")
     Console().print(table)
 
 
@@ -447,6 +480,7 @@ def _commands() -> dict:
     return {
         "train": train,
         "presets": presets,
+        "scales": scales,
         "config": config,
         "evaluate": evaluate,
         "enjoy": enjoy,

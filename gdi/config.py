@@ -35,6 +35,10 @@ class Config:
     # --- what to run -----------------------------------------------------------------------
     preset: str = "gdi-i3"
     """Name of the preset this config was resolved from (see `gdi presets`)."""
+    scale: str = "ale"
+    """Name of the scale this config was resolved from (see `gdi scales`): its environment
+    kind's default (ale: the paper's table; minatar, gym: small-scale) or a named one
+    (ale-cpu)."""
     env: str = "minatar:breakout"
     """Environment spec: ale:<Game>, minatar:<game> or gym:<id>, stored in its canonical form
     (ale:breakout → ale:Breakout, minatar:Breakout → minatar:breakout)."""
@@ -196,6 +200,9 @@ class Config:
         if unknown:
             raise ValueError(f"unknown config field(s) {unknown}; see `gdi train --help`")
         values = dict(data)
+        if "scale" not in values and ":" in str(values.get("env", "")):
+            # Saved before scales had names: each such run took its environment kind's.
+            values["scale"] = str(values["env"]).split(":", 1)[0].lower()
         if "reward_shapes" in values:
             values["reward_shapes"] = tuple(values["reward_shapes"])
         token = _CHECK_DEVICE.set(False)  # a saved run stays readable on any machine

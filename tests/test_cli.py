@@ -24,3 +24,17 @@ def test_train_offers_every_registered_backend(capsys):
         main(["train", "--help"])
     assert exit_info.value.code == 0
     assert "--backend {None," + ",".join(BACKENDS) + "}" in capsys.readouterr().out
+
+
+def test_config_and_scales_say_what_a_named_scale_changes(capsys):
+    main(["config", "--preset", "gdi-i3", "--env", "ale:Breakout", "--scale", "ale-cpu"])
+    out = " ".join(capsys.readouterr().out.split())  # rich folds long lines
+    assert "scale ale-cpu" in out and "Scale ale-cpu changes from ale: torso 'impala_deep' → " \
+        "'nature'" in out and "batch_size 64 → 16" in out
+    main(["scales"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert "ale-cpu" in out and "the paper's Atari table" in out
+    with pytest.raises(SystemExit) as exit_info:
+        main(["config", "--env", "minatar:breakout", "--scale", "ale-cpu"])
+    assert exit_info.value.code == 2
+    assert "scale 'ale-cpu' is for ale: environments" in capsys.readouterr().err

@@ -89,6 +89,37 @@ def test_presets_fix_the_algorithm_and_scale_with_the_env():
     assert i1.policy_space == "boltzmann" and len(i1.meta_kwargs["ranges"]) == 1
 
 
+@pytest.mark.parametrize("preset", sorted(PRESETS))
+def test_the_ale_cpu_scale_changes_scale_knobs_only(preset):
+    paper = resolve_config(preset, "ale:Breakout").to_dict()
+    small = resolve_config(preset, "ale:Breakout", scale="ale-cpu").to_dict()
+    changed = {k for k in paper if paper[k] != small[k]}
+    # The algorithm (Λ, P_Λ, E, T, the replay ratio, γ, the optimizer) and the preprocessing
+    # stay the paper's; what moves is the network's size, the batch, the sequences, the actors
+    # and the bookkeeping intervals.
+    assert changed == {"scale", "frames", "torso", "num_actors", "envs_per_actor", "burn_in",
+                       "seq_len", "seq_stride", "batch_size", "min_replay", "replay_capacity",
+                       "warmup_steps", "pull_every", "push_every", "eval_every", "eval_episodes",
+                       "log_every", "checkpoint_every_frames"}
+    assert (paper["scale"], small["scale"], small["torso"]) == ("ale", "ale-cpu", "nature")
+    for key in ("replay", "discount", "learning_rate", "env_overrides", "meta_kwargs",
+                "policy_space", "meta_controller", "lstm_units"):
+        assert small[key] == paper[key], key
+
+
+def test_scales_belong_to_one_kind_and_are_recorded():
+    with pytest.raises(ValueError, match="scale 'ale-cpu' is for ale: environments, not "
+                                         "'minatar:breakout'; allowed for minatar: minatar"):
+        resolve_config("gdi-i3", "minatar:breakout", scale="ale-cpu")
+    with pytest.raises(ValueError, match="unknown scale 'cpu'; allowed: ale, minatar, gym"):
+        resolve_config("gdi-i3", "ale:Breakout", scale="cpu")
+    assert resolve_config("gdi-i3", "gym:CartPole-v1").scale == "gym"
+    # A config.json written before scales had names reads as its environment kind's scale.
+    saved = resolve_config("gdi-i3", "minatar:breakout").to_dict()
+    del saved["scale"]
+    assert Config.from_dict(saved).scale == "minatar"
+
+
 def test_gym_presets_search_inverse_temperatures_up_to_1000_in_log_coordinates():
     top = math.log1p(1000.0)
     for preset, names in (("gdi-i3", ("inv_tau1", "inv_tau2", "eps")),

@@ -62,12 +62,15 @@ def test_a_saved_config_with_a_gpu_device_stays_readable_here():
         Config(**saved)
 
 
-def test_every_preset_passes_its_own_validation_on_every_env_kind():
-    from gdi.presets import PRESETS
+def test_every_preset_passes_its_own_validation_at_every_scale():
+    from gdi.presets import PRESETS, SCALE_KINDS
 
+    envs = {"minatar": "minatar:breakout", "gym": "gym:CartPole-v1", "ale": "ale:Breakout"}
+    assert set(SCALE_KINDS.values()) == set(envs)
     for name in PRESETS:
-        for env in ("minatar:breakout", "gym:CartPole-v1", "ale:Breakout"):
-            assert resolve_config(name, env).preset == name
+        for scale, kind in SCALE_KINDS.items():
+            config = resolve_config(name, envs[kind], scale)
+            assert (config.preset, config.scale) == (name, scale)
 
 
 @pytest.mark.parametrize(

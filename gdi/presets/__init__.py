@@ -37,9 +37,14 @@ from gdi.presets.algorithms import (
 from gdi.presets.scales import (
     DEFAULT_FRAMES,
     GYM_INV_TEMPERATURE_SEARCH,
+    KINDS,
+    SCALE_KINDS,
+    SCALE_NOTES,
     SCALES,
     env_kind,
     gym_inv_temperature_search,
+    scale_differences,
+    scale_for,
 )
 
 __all__ = [
@@ -48,9 +53,12 @@ __all__ = [
     "AGENT57_INV_TEMPERATURES",
     "DEFAULT_FRAMES",
     "GYM_INV_TEMPERATURE_SEARCH",
+    "KINDS",
     "LASER_FAMILIES",
     "PRESETS",
     "SCALES",
+    "SCALE_KINDS",
+    "SCALE_NOTES",
     "Preset",
     "env_kind",
     "get_preset",
@@ -58,17 +66,20 @@ __all__ = [
     "index_set_note",
     "preset_table",
     "resolve_config",
+    "scale_differences",
+    "scale_for",
 ]
 
 
-def resolve_config(preset: str, env: str, **fields: Any) -> Config:
-    """The full config of ``preset`` on ``env``: Config defaults ← scale of the env kind ←
-    the preset's algorithm fields ← ``fields`` (explicit choices win)."""
+def resolve_config(preset: str, env: str, scale: str | None = None, **fields: Any) -> Config:
+    """The full config of ``preset`` on ``env``: Config defaults ← the scale (``scale``, or the
+    env kind's default) ← the preset's algorithm fields ← ``fields`` (explicit choices win)."""
     chosen = get_preset(preset)
     kind = env_kind(env)
+    scale = scale_for(env, scale)
     env = canonical_spec(env)  # ale:breakout → ale:Breakout (raises for unknown games)
-    values: dict[str, Any] = {"frames": DEFAULT_FRAMES[kind]}
-    values.update(SCALES[kind])
+    values: dict[str, Any] = {"frames": DEFAULT_FRAMES[scale], "scale": scale}
+    values.update(SCALES[scale])
     values.update(chosen.fields)
     searches_box = values["meta_controller"] == "bandit" or (
         values["meta_controller"] == "uniform" and "ranges" in values["meta_kwargs"])

@@ -4,11 +4,14 @@ on, not from the algorithm it names.
 ``ale:`` specs get the paper's Atari hyperparameters (App. "Hyperparameters") unchanged;
 ``minatar:`` and ``gym:`` specs get documented small-scale defaults (docs/paper-choices.md),
 and on ``gym:`` specs E searches each inverse temperature in the appendix's x = log(1 + 1/τ)
-coordinates (``GYM_INV_TEMPERATURE_SEARCH``).
+coordinates (``GYM_INV_TEMPERATURE_SEARCH``). A named scale (``ale-cpu``) is another set of
+scale knobs for one kind, chosen with ``gdi train --scale NAME``; each kind's default scale has
+the kind's name.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Any
 
@@ -79,17 +82,94 @@ SCALES: dict[str, dict[str, Any]] = {
     },
 }
 
-DEFAULT_FRAMES = {"ale": 200_000_000, "minatar": 1_000_000, "gym": 1_000_000}
+#: Environment kinds; each kind's default scale has the kind's name.
+KINDS = ("ale", "minatar", "gym")
+
+# Named scales beyond each kind's default, chosen with ``gdi train --scale NAME``: the same
+# algorithm (Λ, P_Λ, E, T, the replay ratio, the preprocessing) at other scale knobs.
+SCALES["ale-cpu"] = {
+    **SCALES["ale"],
+    # DQN's torso: a learner step costs 6.4× less than impala_deep's at this batch on one core
+    # (benchmarks/learner_speed.py: 556 against 3,581 ms per step of 16 × (10 + 20)); LSTM 128
+    # would save only another 10 %, so the paper's 256 stays.
+    "torso": "nature",
+    # One actor process beside the learner: the two cores of a small machine.
+    "num_actors": 1,
+    "envs_per_actor": 16,
+    # The MinAtar scale's sequences and batch (docs/paper-choices.md, "small-scale presets").
+    "burn_in": 10,
+    "seq_len": 20,
+    "seq_stride": 10,
+    "batch_size": 16,
+    "min_replay": 64,
+    "replay_capacity": 512,
+    # 4,000 warm-up steps would be half an hour at ~2 learner steps/s.
+    "warmup_steps": 100,
+    "pull_every": 4,
+    "push_every": 1,
+    "eval_every": 250_000,
+    "eval_episodes": 16,
+    "log_every": 50_000,
+    "checkpoint_every_frames": 250_000,
+}
+
+#: The kind of environment each scale is for.
+SCALE_KINDS = {**{kind: kind for kind in KINDS}, "ale-cpu": "ale"}
+
+#: What each scale is, for ``gdi config`` and ``gdi scales``.
+SCALE_NOTES = {
+    "ale": "the paper's Atari table (App. \"Hyperparameters\"), unchanged",
+    "minatar": "small-scale defaults for MinAtar (docs/paper-choices.md, \"small-scale "
+               "presets\")",
+    "gym": "small-scale defaults for Gymnasium ids (docs/paper-choices.md, \"small-scale "
+           "presets\")",
+    "ale-cpu": "the paper's Atari algorithm and preprocessing on a 2-core CPU: DQN's torso, "
+               "one actor of 16 environments, batch 16 of 10 + 20 steps (docs/paper-choices.md, "
+               "\"the ale-cpu scale\")",
+}
+
+DEFAULT_FRAMES = {"ale": 200_000_000, "minatar": 1_000_000, "gym": 1_000_000,
+                  # About 2 hours at the ~450 frames/s measured on the 2-core machine; the
+                  # learning rate anneals to 0 over the budget, so it should match the run.
+                  "ale-cpu": 3_000_000}
 
 
 def env_kind(spec: str) -> str:
     kind = spec.split(":", 1)[0].strip().lower() if ":" in spec else ""
-    if kind not in SCALES:
+    if kind not in KINDS:
         raise ValueError(
             f"environment spec {spec!r} must start with one of "
-            f"{', '.join(k + ':' for k in SCALES)} (e.g. minatar:breakout, ale:Breakout)"
+            f"{', '.join(k + ':' for k in KINDS)} (e.g. minatar:breakout, ale:Breakout)"
         )
     return kind
+
+
+def scale_for(spec: str, scale: str | None = None) -> str:
+    """The scale a config of environment ``spec`` takes: ``scale`` when given (it must be one
+    for the environment's kind), else the kind's default."""
+    kind = env_kind(spec)
+    if scale is None:
+        return kind
+    if scale not in SCALES:
+        raise ValueError(f"unknown scale {scale!r}; allowed: {', '.join(SCALES)}")
+    if SCALE_KINDS[scale] != kind:
+        allowed = [name for name, k in SCALE_KINDS.items() if k == kind]
+        raise ValueError(f"scale {scale!r} is for {SCALE_KINDS[scale]}: environments, not "
+                         f"{spec!r}; allowed for {kind}: {', '.join(allowed)}")
+    return scale
+
+
+def scale_differences(scale: str) -> dict[str, tuple[Any, Any]]:
+    """Field → (the kind's default scale's value, this scale's value), for each field the named
+    scale changes (empty for a kind's default scale)."""
+    from gdi.config import Config
+
+    base = {**{f.name: f.default for f in dataclasses.fields(Config)},
+            **SCALES[SCALE_KINDS[scale]]}
+    changed = {k: (base[k], v) for k, v in SCALES[scale].items() if base[k] != v}
+    if DEFAULT_FRAMES[scale] != DEFAULT_FRAMES[SCALE_KINDS[scale]]:
+        changed["frames"] = (DEFAULT_FRAMES[SCALE_KINDS[scale]], DEFAULT_FRAMES[scale])
+    return changed
 
 
 def gym_inv_temperature_search(meta_kwargs: dict[str, Any], space) -> dict[str, Any]:

@@ -181,6 +181,9 @@ def test_resume_with_a_conflicting_config_is_refused(tmp_path, capsys):
     with pytest.raises(SystemExit):
         main(["train", "--resume", str(result.run_dir), "--preset", "gdi-h3"])
     assert "conflicting" in capsys.readouterr().err
+    with pytest.raises(SystemExit):  # a run keeps the scale it was resolved at
+        main(["train", "--resume", str(result.run_dir), "--scale", "minatar"])
+    assert "conflicting options: {'scale': ('gym', 'minatar')}" in capsys.readouterr().err
 
 
 def test_evaluate_command_writes_scores(tmp_path, capsys):
