@@ -619,6 +619,17 @@ def e_ablation_section(grid: Grid, finals: dict, files: ReportFiles, doc: Path, 
                  "ranks the tenths as they are); *Episodes*, the updates E got in that stretch "
                  "(per run). Seeds: those the cell and the control both finished.", "",
                  markdown.table(header, rows, align_left=2)]
+    rows = [row for game in games for row in surface_rows(grid, game, scale)]
+    if rows:
+        from gdi.analysis.e_headroom import BINS
+
+        tenths = [str(k) for k in range(1, BINS + 1)]
+        files.csv("e_surface.csv", ["game", "lambda", "all", *tenths], rows)
+        text += ["", "#### The return surface E optimizes", "",
+                 "The uniform control's mean episode return in each tenth of each coordinate's "
+                 f"range (1: the lowest values), over the last {EARLY_LATE:.0%} of the budget, "
+                 "its seeds pooled, normalized; *All*: over every episode.", "",
+                 markdown.table(["Game", "λ", "All", *tenths], rows, align_left=2)]
     return text
 
 
@@ -634,6 +645,27 @@ def bandit_cells(grid: Grid) -> list[str]:
     """GDI-I³ and its cells that change a setting of its E (``gdi-i3+ucb_c=0.25``)."""
     return [c for c in grid.presets
             if parse_cell(c).preset == BASELINE and parse_cell(c).fixed_lambda is None]
+
+
+def surface_rows(grid: Grid, game: str, scale: Scale) -> list[list]:
+    """The return surface E optimizes, per coordinate of λ on one game: the uniform control's
+    mean episode return per tenth of the coordinate's range over the last ``EARLY_LATE`` of
+    the budget (its runs pooled), normalized, beside the mean over all its episodes."""
+    from gdi.analysis.e_headroom import bin_edges, bin_means
+    from gdi.analysis.e_learning import load_episode_log
+
+    logs = [load_episode_log(r.run_dir) for r in grid.runs.get((game, CONTROL), [])]
+    if not logs:
+        return []
+    late = [log.frames > (1 - EARLY_LATE) * log.budget for log in logs]
+    returns = np.concatenate([log.returns[m] for log, m in zip(logs, late, strict=True)])
+    rows = []
+    for i, name in enumerate(logs[0].index_names):
+        values = np.concatenate([log.lambdas[m, i] for log, m in zip(logs, late, strict=True)])
+        means, _ = bin_means(values, returns, bin_edges(*logs[0].ranges[i]))
+        rows.append([game, name, f"{scale(game, returns.mean()):.2f}",
+                     *(f"{v:.2f}" if not np.isnan(v) else "—" for v in scale(game, means))])
+    return rows
 
 
 def headroom_rows(grid: Grid, game: str, scale: Scale) -> list[list]:

@@ -30,6 +30,11 @@ BACKENDS = tuple(backends.BACKENDS)
 _CHECK_DEVICE: contextvars.ContextVar[bool] = contextvars.ContextVar("check_device", default=True)
 
 
+#: Fields that only name where a config came from and that ``Config.from_dict`` derives when a
+#: config saved before they existed lacks them (``scale``: the environment kind's).
+LABELS_DERIVED_ON_LOAD = ("scale",)
+
+
 @dataclass(frozen=True)
 class Config:
     # --- what to run -----------------------------------------------------------------------
@@ -201,7 +206,8 @@ class Config:
             raise ValueError(f"unknown config field(s) {unknown}; see `gdi train --help`")
         values = dict(data)
         if "scale" not in values and ":" in str(values.get("env", "")):
-            # Saved before scales had names: each such run took its environment kind's.
+            # Saved before scales had names: each such run took its environment kind's
+            # (LABELS_DERIVED_ON_LOAD).
             values["scale"] = str(values["env"]).split(":", 1)[0].lower()
         if "reward_shapes" in values:
             values["reward_shapes"] = tuple(values["reward_shapes"])

@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import stats
 
-__all__ = ["BINS", "bin_edges", "bin_of", "rank_agreement", "realized_gain",
+__all__ = ["BINS", "bin_edges", "bin_means", "bin_of", "rank_agreement", "realized_gain",
            "split_half_headroom"]
 
 #: Bins of each coordinate's range (as ``gdi.analysis.e_learning``).
@@ -46,7 +46,8 @@ def bin_of(values: np.ndarray, edges: np.ndarray) -> np.ndarray:
     return np.clip(np.searchsorted(edges, values, side="right") - 1, 0, len(edges) - 2)
 
 
-def _bin_means(values: np.ndarray, returns: np.ndarray, edges: np.ndarray):
+def bin_means(values: np.ndarray, returns: np.ndarray, edges: np.ndarray):
+    """Mean return per bin (NaN where a bin has no episode) and episodes per bin."""
     bins = bin_of(values, edges)
     counts = np.bincount(bins, minlength=len(edges) - 1)
     sums = np.bincount(bins, weights=returns, minlength=len(edges) - 1)
@@ -69,7 +70,7 @@ def split_half_headroom(values: np.ndarray, returns: np.ndarray, edges: np.ndarr
     gains = []
     for _ in range(reps):
         half = rng.random(returns.size) < 0.5
-        chosen_means, _ = _bin_means(values[half], returns[half], edges)
+        chosen_means, _ = bin_means(values[half], returns[half], edges)
         if np.all(np.isnan(chosen_means)):
             continue
         best = int(np.nanargmax(chosen_means))
@@ -84,7 +85,7 @@ def realized_gain(sampled: np.ndarray, control_values: np.ndarray,
     """Σ_k share_k · m_k − m̄: ``share`` the fraction of E's ``sampled`` values in bin k, m_k
     the control's mean return in bin k, m̄ the control's mean return. Bins the control never
     visited are left out and the shares renormalized over the others."""
-    means, counts = _bin_means(np.asarray(control_values, np.float64),
+    means, counts = bin_means(np.asarray(control_values, np.float64),
                                np.asarray(control_returns, np.float64), edges)
     share = np.bincount(bin_of(np.asarray(sampled, np.float64), edges),
                         minlength=len(edges) - 1).astype(np.float64)
@@ -108,7 +109,7 @@ def rank_agreement(estimate_edges: np.ndarray, estimates: np.ndarray,
     sums = np.bincount(of_block, weights=np.asarray(estimates, np.float64),
                        minlength=len(edges) - 1)
     believed = np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
-    observed, _ = _bin_means(np.asarray(control_values, np.float64),
+    observed, _ = bin_means(np.asarray(control_values, np.float64),
                              np.asarray(control_returns, np.float64), edges)
     both = ~np.isnan(believed) & ~np.isnan(observed)
     if both.sum() < 3 or np.ptp(believed[both]) == 0 or np.ptp(observed[both]) == 0:

@@ -22,7 +22,7 @@ from importlib import metadata
 from pathlib import Path
 
 from gdi.atomic import atomic_write, why_not_writable
-from gdi.config import Config
+from gdi.config import LABELS_DERIVED_ON_LOAD, Config
 
 PROVENANCE_PACKAGES = ("gdi-rl", "torch", "ale-py", "gymnasium", "minatar", "numpy")
 
@@ -236,7 +236,8 @@ def read_config(run_dir: Path) -> tuple[Config, dict]:
                          f"not a {type(record).__name__}")
     fields = {k: v for k, v in record.items() if k not in RECORD_EXTRAS}
     fields = {**{k: v for k, v in FIELDS_ADDED_LATER.items() if k not in fields}, **fields}
-    missing = [f.name for f in dataclasses.fields(Config) if f.name not in fields]
+    missing = [f.name for f in dataclasses.fields(Config)
+               if f.name not in fields and f.name not in LABELS_DERIVED_ON_LOAD]
     if missing:
         raise ValueError(
             f"{path} lacks the field(s) {', '.join(missing)}; a run's config is never filled in "

@@ -8,6 +8,7 @@ import pytest
 
 from gdi.analysis.e_headroom import (
     bin_edges,
+    bin_means,
     bin_of,
     rank_agreement,
     realized_gain,
@@ -24,6 +25,13 @@ def test_bins_by_hand():
         [0, 0, 1, 9, 9, 0, 9]
     with pytest.raises(ValueError, match=r"high > low, got \[1.0, 1.0\]"):
         bin_edges(1.0, 1.0)
+
+
+def test_bin_means_by_hand():
+    means, counts = bin_means(np.array([0.5, 0.7, 2.5]), np.array([1.0, 3.0, 10.0]),
+                              np.array([0.0, 1.0, 2.0, 3.0]))
+    assert counts.tolist() == [2, 0, 1]
+    assert_close(means[[0, 2]], [2.0, 10.0], terms=2) and math.isnan(means[1])
 
 
 def test_headroom_of_a_noiseless_surface_is_the_best_bin_over_the_mean():

@@ -107,6 +107,16 @@ def test_a_run_written_before_the_runtime_fields_existed_still_reads(tmp_path):
     assert set(FIELDS_ADDED_LATER) <= {f.name for f in dataclasses.fields(config)}
 
 
+def test_a_run_written_before_scales_had_names_reads_as_its_kinds_scale(tmp_path):
+    run = saved_run(tmp_path)
+    record = json.loads((run / "config.json").read_text())
+    written = read_config(run)[0]
+    del record["scale"]
+    (run / "config.json").write_text(json.dumps(record))
+    assert written.scale == written.env.split(":")[0]  # a run of the kind's default scale
+    assert read_config(run)[0] == written
+
+
 def test_a_bad_value_in_config_json_names_the_file(tmp_path):
     run = saved_run(tmp_path)
     record = json.loads((run / "config.json").read_text())
