@@ -22,6 +22,13 @@ text around the block is kept):
   for every preset with the bandit E the median of each sampled λ coordinate (1/τ₁, 1/τ₂, ε;
   1/τ for GDI-I¹) over the training episodes of the first and of the last 20 % of the frame
   budget, pooled over seeds.
+* With GDI-I³ and its uniform control in the grid (the E ablation, docs/ablation-e.md):
+  normalized scores (random → 0, best evaluation seen → 1), their IQM and mean, P(GDI-I³ >
+  cell) and P(cell > uniform) for each cell with the bandit E (``gdi-i3+ucb_c=0.25`` too), all
+  with 95 % CIs; frames to half the best; what E learned per game
+  (``gdi.analysis.e_learning``); what E's objective allows per λ coordinate, the headroom of
+  its best tenth, what E took of it and how E ranks the tenths (``gdi.analysis.e_headroom``);
+  and the return surface of the control's episodes per tenth of each coordinate.
 
 Runs that have not reached their frame budget are listed and left out of every number.
 
