@@ -28,11 +28,15 @@ each, as gdi counts them).
 (``sf_examples.atari.atari_params.atari_override_defaults``, run by its Atari benchmark with
 ``--algo=APPO``: the Nature-DQN conv encoder ``convnet_atari``, no RNN, synchronous PPO-style
 updates with ``async_rl=False``, rollout 128, 4 epochs × 4 minibatches of 256, lr 2.5e-4
-decaying linearly over ``train_for_env_steps`` = 10M frames, γ 0.99, GAE λ 0.95, clip 0.1,
+decaying linearly by SF's formula from ``train_for_env_steps`` = 10M frames (it reaches 0 only
+at 40M frames here, so a 2-hour run keeps > 90 % of it), γ 0.99, GAE λ 0.95, clip 0.1,
 entropy 0.01, normalized inputs and returns), scaled to a 2-core machine: 2 workers × 4
 environments (SF's 8 environments, so each training iteration is still its 4 × 256 =
 2 × 4 × 128 samples), ``--device=cpu``. The experiment folder is overwritten
-(``--restart_behavior=overwrite``) so a budgeted run always starts fresh.
+(``--restart_behavior=overwrite``) so a budgeted run always starts fresh. On the 2-core VM
+(beside two nice-19 gdi runs) a 3-minute check ran at ~410 frames/s by SF's meter, 286 frames/s
+end to end with its ~38 s of start-up; the CPU learner bounds it (one iteration of 4,096 frames
+every ~10 s).
 
 The environment is Sample Factory's own Atari wrapper chain (``sf_examples.atari.atari_utils.
 make_atari_env``: its ``NoopResetEnv``, ``MaxAndSkipEnv``, ``ClipRewardEnv``, gymnasium's resize
@@ -54,20 +58,24 @@ gdi. Differences from gdi that Sample Factory's wrappers keep:
 - The learner sees rewards clipped to their sign (SF's Atari setting, part of its algorithm);
   gdi's learner shapes raw rewards itself. Scores reported here are raw in both.
 
-**Wall-clock budget**: ``--minutes M`` stops training after M minutes counted from the script's
-start (Sample Factory's own ``--train_for_seconds`` has no effect in 2.1.1: the runner never
-advances the clock it checks; this script advances it after each training iteration, so SF stops
-itself the usual way, saving its checkpoint). Training also stops at ``train_for_env_steps``
-(ALE mode: 10M frames, SF's default) if that comes first.
+**Wall-clock budget**: ``--minutes M`` stops training at the first training iteration that ends
+M minutes or more after the process started (Sample Factory's own ``--train_for_seconds`` has no
+effect in 2.1.1: the runner never advances the clock it checks; this script advances it after
+each training iteration, so SF stops itself the usual way, saving its checkpoint; shutting down
+takes a few seconds more). Training also stops at ``train_for_env_steps`` (ALE mode: 10M frames,
+SF's default) if that comes first.
 
 **Learning curve**: two CSV files in the experiment folder (``<train_dir>/<experiment>/``, or
-``--curve PATH`` and the same name with ``_episodes`` added), rewritten as the run goes:
+``--curve PATH`` and the same name with ``_episodes`` added), flushed as the run goes:
 
-- ``curve.csv``: ``wall_s,frames,mean_return,episodes`` every ``--curve_every`` seconds (10) and
-  once at the end: seconds since the script started, environment frames the learner has
-  trained on so far, the mean raw score of the last 100 finished *training* episodes (as gdi's
-  progress line averages its last 100), and the number of episodes finished so far.
-- ``curve_episodes.csv``: ``wall_s,frames,return,length_frames`` for each training episode.
+- ``curve.csv``: ``wall_s,frames,mean_return,episodes`` after a training iteration, at most one
+  row per ``--curve_every`` seconds (10), and once at the end: seconds since the process
+  started, environment frames the learner has trained on so far, the mean raw score of the last
+  100 finished *training* episodes (as gdi's progress line averages its last 100), and the
+  number of episodes finished so far.
+- ``curve_episodes.csv``: ``wall_s,frames,return,length_frames`` for each training episode, its
+  frames the learner's count when the episode was reported (behind the sampler by up to one
+  iteration), its length in emulator frames with the reset no-ops.
 
 Frames are counted as gdi counts them: agent steps × 4 on the ALE (SF's env steps with
 ``summaries_use_frameskip``), agent steps on MinAtar. Returns are raw game scores of whole games
