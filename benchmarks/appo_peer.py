@@ -1,30 +1,110 @@
-"""The APPO peer for time-to-score comparisons: Sample Factory 2.1.1 on MinAtar Breakout.
+"""The APPO peer for time-to-score comparisons: Sample Factory 2.1.1 on MinAtar Breakout (the
+default) or on an Atari game through ale-py (``--env ale:Breakout``), optionally for a
+wall-clock budget (``--minutes M``), writing a learning curve to put beside gdi's.
 
 Runs in a virtual environment of its own (Sample Factory needs gymnasium 0.29.1 and numpy < 2,
 gdi needs newer), never imported by gdi or its tests:
 
     python3.11 -m venv /tmp/sfvenv
-    /tmp/sfvenv/bin/pip install "sample-factory==2.1.1" "gymnasium==0.29.1" "numpy<2" \\
-        "torch==2.13.0" minatar
-    /tmp/sfvenv/bin/python benchmarks/appo_peer.py --seed 0 --train_dir /tmp/sf-runs
+    /tmp/sfvenv/bin/pip install "sample-factory==2.1.1" "gymnasium==0.29.1" "ale-py==0.9.0" \\
+        "numpy<2" "torch==2.13.0" minatar
 
-The settings are those the issue "time to score" measured the peer with: APPO, an MLP encoder
-256-256 on the flattened 10×10×4 observation, an LSTM of 256, 2 workers × 8 environments,
-rollout 32, batch 1024, on the CPU, for 1M environment steps (one MinAtar frame each, as gdi
-counts them); other arguments go through to Sample Factory. Sample Factory prints its FPS and
-the mean training-episode return as it goes; the run's wall time is what ``time`` says.
+    # MinAtar Breakout, 1M frames (the issue "time to score"):
+    /tmp/sfvenv/bin/python benchmarks/appo_peer.py --seed 0 --train_dir /tmp/sf-runs
+    # Atari Breakout for 120 minutes of wall time:
+    nice -n 10 /tmp/sfvenv/bin/python benchmarks/appo_peer.py --env ale:Breakout --minutes 120 \\
+        --seed 0 --train_dir /tmp/sf-runs
+
+ale-py 0.9.0 ships the ROMs. Any ALE game works after ``ale:`` (CamelCase as gdi spells it, or
+ale-py's snake_case ROM id). Other arguments go through to Sample Factory (they override the
+settings below). Sample Factory prints its FPS and mean training-episode return as it goes.
+
+**MinAtar mode** (unchanged): the settings the issue "time to score" measured the peer with:
+APPO, an MLP encoder 256-256 on the flattened 10×10×4 observation, an LSTM of 256, 2 workers × 8
+environments, rollout 32, batch 1024, on the CPU, for 1M environment steps (one MinAtar frame
+each, as gdi counts them).
+
+**ALE mode**: the algorithm is Sample Factory's published Atari configuration
+(``sf_examples.atari.atari_params.atari_override_defaults``, run by its Atari benchmark with
+``--algo=APPO``: the Nature-DQN conv encoder ``convnet_atari``, no RNN, synchronous PPO-style
+updates with ``async_rl=False``, rollout 128, 4 epochs × 4 minibatches of 256, lr 2.5e-4
+decaying linearly by SF's formula from ``train_for_env_steps`` = 10M frames (it reaches 0 only
+at 40M frames here, so a 2-hour run keeps > 90 % of it), γ 0.99, GAE λ 0.95, clip 0.1,
+entropy 0.01, normalized inputs and returns), scaled to a 2-core machine: 2 workers × 4
+environments (SF's 8 environments, so each training iteration is still its 4 × 256 =
+2 × 4 × 128 samples), ``--device=cpu``. The experiment folder is overwritten
+(``--restart_behavior=overwrite``) so a budgeted run always starts fresh. On the 2-core VM
+(beside two nice-19 gdi runs) a 3-minute check ran at ~410 frames/s by SF's meter, 286 frames/s
+end to end with its ~38 s of start-up; the CPU learner bounds it (one iteration of 4,096 frames
+every ~10 s).
+
+The environment is Sample Factory's own Atari wrapper chain (``sf_examples.atari.atari_utils.
+make_atari_env``: its ``NoopResetEnv``, ``MaxAndSkipEnv``, ``ClipRewardEnv``, gymnasium's resize
+and frame stack) set to gdi's ALE pre-processing (``gdi.envs.spec.AtariConfig``): frame skip 4
+with a max-pool of the last two frames, grayscale, 84×84 (area interpolation), a stack of 4,
+30 no-op starts, sticky actions off (``repeat_action_probability=0``), no FIRE on reset, losing
+a life is not an episode end, episodes capped at 108,000 emulator frames (27,000 agent steps,
+reported as truncated), the full action set of 18 (gdi's default; ``--full_action_space False``
+gives the minimal set). SF's ``EpisodicLifeEnv`` and ``FireResetEnv`` are left out for that;
+the emulator is ``ale_py.env.AtariEnv`` built with every setting explicit, grayscale (ALE's
+palette luminance, as ale-py's vector env gives gdi) before the max-pool and the resize, as in
+gdi. Differences from gdi that Sample Factory's wrappers keep:
+
+- No-ops: SF draws 1 … 30 NOOP frames after a reset, gdi (ale-py's vector env) 0 … 29.
+- The 108,000-frame cap is the ALE's, which counts the reset no-op frames too (≤ 30 frames
+  earlier than gdi's cap, which does not).
+- At an episode's start the stack holds 4 copies of the first frame (gymnasium's FrameStack);
+  gdi's stack holds zeros before the first frame.
+- The learner sees rewards clipped to their sign (SF's Atari setting, part of its algorithm);
+  gdi's learner shapes raw rewards itself. Scores reported here are raw in both.
+
+**Wall-clock budget**: ``--minutes M`` stops training at the first training iteration that ends
+M minutes or more after the process started (Sample Factory's own ``--train_for_seconds`` has no
+effect in 2.1.1: the runner never advances the clock it checks; this script advances it after
+each training iteration, so SF stops itself the usual way, saving its checkpoint; shutting down
+takes a few seconds more). Training also stops at ``train_for_env_steps`` (ALE mode: 10M frames,
+SF's default) if that comes first.
+
+**Learning curve**: two CSV files in the experiment folder (``<train_dir>/<experiment>/``, or
+``--curve PATH`` and the same name with ``_episodes`` added), flushed as the run goes:
+
+- ``curve.csv``: ``wall_s,frames,mean_return,episodes`` after a training iteration, at most one
+  row per ``--curve_every`` seconds (10), and once at the end: seconds since the process
+  started, environment frames the learner has trained on so far, the mean raw score of the last
+  100 finished *training* episodes (as gdi's progress line averages its last 100), and the
+  number of episodes finished so far.
+- ``curve_episodes.csv``: ``wall_s,frames,return,length_frames`` for each training episode, its
+  frames the learner's count when the episode was reported (behind the sampler by up to one
+  iteration), its length in emulator frames with the reset no-ops.
+
+Frames are counted as gdi counts them: agent steps × 4 on the ALE (SF's env steps with
+``summaries_use_frameskip``), agent steps on MinAtar. Returns are raw game scores of whole games
+(all lives) from gymnasium's ``RecordEpisodeStatistics`` under the reward clipping on the ALE,
+the episode return on MinAtar; they are training episodes of the behaviour policy (sampled
+actions), not a separate evaluation.
 """
 
 from __future__ import annotations
 
+import argparse
+import csv
+import os
 import sys
+import time
+from collections import deque
 
 import gymnasium as gym
-import minatar.gym  # noqa: F401  (registers MinAtar/*-v1 with gymnasium)
 import numpy as np
+import psutil
+from sample_factory.algo.runners.runner import AlgoObserver
+from sample_factory.algo.utils.misc import EPISODIC, ExperimentStatus
 from sample_factory.cfg.arguments import parse_full_cfg, parse_sf_args
 from sample_factory.envs.env_utils import register_env
-from sample_factory.train import run_rl
+from sample_factory.train import make_runner
+from sample_factory.utils.utils import experiment_dir, log, str2bool
+
+#: When this process started: the clock of --minutes and of the curve's wall_s.
+START = psutil.Process().create_time()
 
 ENV = "minatar_breakout"
 SETTINGS = [
@@ -33,6 +113,21 @@ SETTINGS = [
     "--use_rnn=True", "--rnn_type=lstm", "--rnn_size=256", "--encoder_mlp_layers", "256", "256",
     "--experiment_summaries_interval=10", "--save_every_sec=600",
 ]
+
+# On top of SF's Atari defaults (atari_override_defaults): its 8 environments on 2 workers.
+ALE_SETTINGS = [
+    "--algo=APPO", "--device=cpu", "--num_workers=2", "--num_envs_per_worker=4",
+    "--experiment_summaries_interval=10", "--save_every_sec=600",
+    "--restart_behavior=overwrite",
+]
+
+#: gdi's ALE pre-processing (gdi.envs.spec.AtariConfig) as far as SF's wrappers go.
+ALE_FRAMESKIP = 4
+ALE_FRAMESTACK = 4
+ALE_NOOP_MAX = 30
+ALE_MAX_FRAMES = 108_000
+ALE_SIZE = 84
+RECENT = 100  # episodes in the curve's mean, as gdi's progress line
 
 
 class FlatFloat(gym.ObservationWrapper):
@@ -48,15 +143,160 @@ class FlatFloat(gym.ObservationWrapper):
 
 
 def make_breakout(full_env_name, cfg=None, env_config=None, render_mode=None):
+    import minatar.gym  # noqa: F401  (registers MinAtar/*-v1 with gymnasium)
+
     return FlatFloat(gym.make("MinAtar/Breakout-v1", render_mode=render_mode))
 
 
+def ale_rom_id(game: str) -> str:
+    """ale-py's ROM id for a game named as gdi does (``Breakout``, ``MontezumaRevenge``) or as
+    ale-py does (``montezuma_revenge``)."""
+    from ale_py.roms import get_all_rom_ids
+
+    key = game.replace("_", "").lower()
+    for rom in get_all_rom_ids():
+        if rom.replace("_", "") == key:
+            return rom
+    raise SystemExit(f"unknown ALE game {game!r}")
+
+
+def make_ale(full_env_name, cfg=None, env_config=None, render_mode=None):
+    """SF's Atari wrapper chain (sf_examples.atari.atari_utils.make_atari_env) with gdi's
+    settings: no EpisodicLifeEnv, no FireResetEnv, grayscale from the ALE, explicit emulator."""
+    from ale_py.env import AtariEnv
+    from sample_factory.envs.env_wrappers import (
+        ClipRewardEnv,
+        MaxAndSkipEnv,
+        NoopResetEnv,
+        NumpyObsWrapper,
+    )
+
+    env = AtariEnv(
+        game=full_env_name.removeprefix("ale_"),
+        obs_type="grayscale",
+        frameskip=1,  # SF's MaxAndSkipEnv repeats and max-pools
+        repeat_action_probability=0.0,
+        full_action_space=cfg.full_action_space,
+        max_num_frames_per_episode=ALE_MAX_FRAMES,
+        render_mode=render_mode,
+    )
+    env = gym.wrappers.RecordEpisodeStatistics(env)  # raw score and frames of whole games
+    env = NoopResetEnv(env, noop_max=ALE_NOOP_MAX)
+    env = MaxAndSkipEnv(env, skip=cfg.env_frameskip)
+    env = ClipRewardEnv(env)
+    env = gym.wrappers.ResizeObservation(env, (ALE_SIZE, ALE_SIZE))
+    env = gym.wrappers.FrameStack(env, cfg.env_framestack)
+    return NumpyObsWrapper(env)
+
+
+class Curve(AlgoObserver):
+    """Applies the wall-clock budget and writes the learning curve (see the module docstring)."""
+
+    def __init__(self, path: str | None, every: float):
+        self.path = path
+        self.every = every
+        self.returns: deque[float] = deque(maxlen=RECENT)
+        self.episodes = 0
+        self.last_row = -float("inf")
+        self.curve = self.episode_file = None
+
+    def _open(self, runner) -> None:
+        path = self.path or os.path.join(experiment_dir(cfg=runner.cfg), "curve.csv")
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        root, ext = os.path.splitext(path)
+        self.curve = open(path, "w", newline="")
+        self.episode_file = open(f"{root}_episodes{ext or '.csv'}", "w", newline="")
+        self.curve_csv, self.episode_csv = csv.writer(self.curve), csv.writer(self.episode_file)
+        self.curve_csv.writerow(["wall_s", "frames", "mean_return", "episodes"])
+        self.episode_csv.writerow(["wall_s", "frames", "return", "length_frames"])
+        log.info("Learning curve: %s", path)
+
+    def on_start(self, runner) -> None:
+        self._open(runner)
+
+    def episode(self, runner, msg, policy_id) -> None:
+        stats = msg[EPISODIC]
+        # RecordEpisodeStatistics gives arrays of one element
+        raw = np.asarray(stats.get("RecordEpisodeStatistics_reward", stats["reward"])).item()
+        length = np.asarray(stats.get("RecordEpisodeStatistics_len", stats["len"])).item()
+        self.returns.append(float(raw))
+        self.episodes += 1
+        if self.episode_file is not None:
+            frames = runner.env_steps.get(policy_id, 0)
+            self.episode_csv.writerow(
+                [f"{time.time() - START:.2f}", frames, f"{float(raw):g}", int(length)])
+
+    def _row(self, runner) -> None:
+        if self.curve is None:
+            return
+        mean = f"{np.mean(self.returns):.4f}" if self.returns else ""
+        self.curve_csv.writerow([f"{time.time() - START:.2f}", runner.env_steps.get(0, 0), mean,
+                                 self.episodes])
+        self.curve.flush()
+        self.episode_file.flush()
+
+    def on_training_step(self, runner, training_iteration_since_resume: int) -> None:
+        now = time.time() - START
+        runner.total_train_seconds = now  # SF 2.1.1 never advances it; its stop check reads it
+        if now - self.last_row >= self.every:
+            self.last_row = now
+            self._row(runner)
+
+    def on_stop(self, runner) -> None:
+        self._row(runner)
+        wall = time.time() - START
+        frames = runner.env_steps.get(0, 0)
+        mean = f"{np.mean(self.returns):.2f}" if self.returns else "-"
+        log.info("Peer done: %.0f s of wall time, %d frames (%.0f frames/s end to end), %d "
+                 "training episodes, mean raw return of the last %d: %s", wall, frames,
+                 frames / max(wall, 1e-9), self.episodes, len(self.returns), mean)
+        for f in (self.curve, self.episode_file):
+            if f is not None:
+                f.close()
+        self.curve = self.episode_file = None
+
+
 def main(argv: list[str]) -> int:
-    register_env(ENV, make_breakout)
-    seed = next((a.split("=", 1)[1] for a in argv if a.startswith("--seed=")), "0")
-    args = [*SETTINGS, f"--experiment=appo_breakout_seed{seed}", *argv]
-    parser, _ = parse_sf_args(argv=args)
-    return run_rl(parse_full_cfg(parser, args))
+    own = argparse.ArgumentParser(add_help=False)
+    own.add_argument("--env", default=ENV)
+    own.add_argument("--seed", default=None)
+    own.add_argument("--minutes", type=float, default=None)
+    own.add_argument("--curve", default=None)
+    own.add_argument("--curve_every", type=float, default=10.0)
+    own.add_argument("--full_action_space", type=str2bool, default=True)
+    mine, rest = own.parse_known_args(argv)
+    seed = mine.seed if mine.seed is not None else "0"
+    seed_args = [f"--seed={mine.seed}"] if mine.seed is not None else []
+    budget = [f"--train_for_seconds={int(mine.minutes * 60)}"] if mine.minutes else []
+
+    if mine.env.lower().startswith("ale:"):
+        rom = ale_rom_id(mine.env.split(":", 1)[1])
+        env = f"ale_{rom}"
+        register_env(env, make_ale)
+        args = [f"--env={env}", *ALE_SETTINGS, f"--experiment=appo_ale_{rom}_seed{seed}",
+                *seed_args, *budget, *rest]
+        parser, partial = parse_sf_args(argv=args)
+        from sf_examples.atari.atari_params import atari_override_defaults
+
+        atari_override_defaults(partial.env, parser)
+        parser.add_argument("--full_action_space", type=str2bool, default=True)
+        parser.set_defaults(full_action_space=mine.full_action_space,
+                            env_frameskip=ALE_FRAMESKIP, env_framestack=ALE_FRAMESTACK)
+    else:
+        register_env(ENV, make_breakout)
+        args = [*SETTINGS, f"--experiment=appo_breakout_seed{seed}", f"--env={mine.env}",
+                *seed_args, *budget, *rest]
+        parser, _ = parse_sf_args(argv=args)
+    cfg = parse_full_cfg(parser, args)
+
+    cfg, runner = make_runner(cfg)
+    curve = Curve(mine.curve, mine.curve_every)
+    runner.register_observer(curve)
+    runner.register_episodic_stats_handler(curve.episode)
+    status = runner.init()
+    if status == ExperimentStatus.SUCCESS:
+        status = runner.run()
+    return status
 
 
 if __name__ == "__main__":
