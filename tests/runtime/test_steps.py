@@ -351,6 +351,30 @@ def test_the_learner_trains_on_the_old_tensors_and_applies_the_same_update(env):
         assert torch.equal(p, q)
 
 
+def test_training_hands_the_learner_frames_of_stacked_observations(tmp_path):
+    """The trainer samples its batches as frames (``stacked=False``): the stacks are rebuilt
+    by the learner, on its device, and the host never writes them."""
+    from gdi.envs import resolve_env
+    from gdi.policy_space import get_policy_space
+    from gdi.runtime.components import build_network
+    from gdi.runtime.learner import Learner
+    from gdi.runtime.parameter_server import InlineParameterServer
+    from gdi.runtime.trainer import Trainer
+
+    config, shapes, want, _ = learner_batches("ale:Breakout")
+    learner = Learner(config, build_network(config, shapes))
+    trainer = Trainer(config, resolve_env(config.env), tmp_path, learner,
+                      InlineParameterServer(learner.net),
+                      get_policy_space(config.policy_space).index_names, tensorboard=False)
+    received = []
+    learner.step = lambda batch, progress: received.append(batch) or {}
+    while not trainer.collector.ready():
+        trainer.ingest(want)
+    assert trainer.train_while_ready() == len(received) > 0
+    assert all(isinstance(batch, FrameBatch) for batch in received)
+    trainer.close()
+
+
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
 @pytest.mark.parametrize("env", ["ale:Breakout", "minatar:breakout"])
 def test_a_cuda_learner_stacks_its_pinned_frames_on_the_gpu(env):
