@@ -1,7 +1,8 @@
 """Each step stored once, against the stacked sequences it replaced, measured in one run:
 bytes per new environment frame in an actor's window, data-collector bytes at the preset's
 ``replay_capacity``, the time to ship one window through a pipe (as the local backend does),
-and batch assembly time per learner step.
+and batch assembly time per learner step (stored once: as training samples a batch, its
+stacked observations left as frames for the learner to rebuild on its device).
 
 The stacked form is what the learner reads (``SequenceBatch``) and what windows and the
 collector held before: every window a copy of its ``burn_in + seq_len`` steps with their
@@ -100,7 +101,7 @@ def measure(env: str, preset: str, repeats: int) -> dict:
 
     def sample_once() -> None:
         collector._uses_left = [10**9] * len(collector)  # sampling never empties it here
-        collector.sample()
+        collector.sample(stacked=False)  # as training does: the learner rebuilds the stacks
 
     return {
         "env": env, "preset": preset, "frame_stack": stack,

@@ -2,7 +2,9 @@
 
 Each variant is a ``gdi.runtime.learner.Learner`` stepping on the same random batch (the
 shapes of the preset on the env, or the paper's network and batch with ``--paper-shape``:
-impala_deep, LSTM 256, 64 sequences of burn-in 40 + 80 learning steps), on one device:
+impala_deep, LSTM 256, 64 sequences of burn-in 40 + 80 learning steps), on one device, in the
+form training hands it over (stacked observations as frames, so that each step rebuilds its
+stacks on the device, as in training):
 
 * ``eager-N``: today's learner with N torch threads (N from ``--threads``);
 * ``compile-N``: the same with ``learner_compile=true`` (torch.compile of each family's torso
@@ -19,10 +21,12 @@ optimizer state, denormals flushed and kept, and starts every variant from the t
 denormal moments, a trained one does; in the timed blocks, which repeat one batch, they decay
 to zero within a few hundred steps, so only the AdamW line shows what they cost in a run.
 
-It also times the data collector's assembly of one batch (``ReplayCollector.sample``), and on
-CUDA the batch's host-to-device copy alone (``batch_to_tensors``: pageable
-memory as the learner does it, and pinned memory with non-blocking copies), since the paper's
-ALE batch is 218.6 MB of observations. ``--profile`` prints where the first variant's steps
+It also times the data collector's assembly of one batch as training samples it
+(``ReplayCollector.sample(stacked=False)``: of an ALE batch the frames, each once, 56.0 MB at
+the paper's batch against its 218.6 MB of stacked observations) and the learner's tensors made
+from it (``batch_to_tensors``: copied to the device and stacked there), and on CUDA the
+batch's host-to-device copy alone (pageable memory as the learner's first step does it, and
+pinned memory with non-blocking copies). ``--profile`` prints where the first variant's steps
 spend their time (torch.profiler) and how many operator calls a step makes.
 
 The variants alternate in blocks of ``--steps`` learner steps so that load from other
@@ -47,6 +51,7 @@ from benchmarks.throughput import random_batch, random_chunk
 from gdi.config import apply_overrides
 from gdi.envs import resolve_env
 from gdi.presets import resolve_config
+from gdi.runtime.collector import ReplayCollector
 from gdi.runtime.components import build_network, env_shapes, flush_denormals
 from gdi.runtime.learner import Learner, batch_to_tensors
 
@@ -63,12 +68,10 @@ def make_learner(config, shapes, device: str) -> Learner:
 class CollectorFeed:
     """Batches as training makes them: each step samples a data collector, refilled with
     windows of random steps of one actor's stream as it empties (each step stored once, the
-    stacks of frames rebuilt at assembly), into the learner's staging buffers when it has
-    them."""
+    stacks of frames left to the learner to rebuild on its device), into the learner's staging
+    buffers when it has them."""
 
     def __init__(self, config, shapes):
-        from gdi.runtime.collector import ReplayCollector
-
         self.config, self.shapes, self.refills = config, shapes, 0
         self.stack = resolve_env(config.env).stacked_frames
         self.collector = ReplayCollector(config.batch_size, config.replay,
@@ -87,7 +90,7 @@ class CollectorFeed:
 
     def next(self, learner: Learner):
         self.refill()
-        return self.collector.sample(out=learner.staging)
+        return self.collector.sample(out=learner.staging, stacked=False)
 
 
 def timed_block(learner: Learner, batch, steps: int, device: str) -> float:
@@ -117,18 +120,46 @@ def profile_steps(learner: Learner, batch, steps: int, device: str) -> None:
     print(f"  {calls / steps:,.0f} operator calls per step")
 
 
-def time_batch_assembly(config, shapes, repeats: int = 3) -> None:
-    """The data collector's ``sample()`` of one batch (what the driver does before each step)
-    from windows of random sequences of the config's shape."""
+def time_batch_assembly(config, shapes, device: str, repeats: int = 3) -> None:
+    """The data collector's ``sample()`` of one batch as training does it before each step
+    (stacked observations left as frames), from windows of random sequences of the config's
+    shape, then the learner's tensors made from it on ``device`` (copied, stacks rebuilt)."""
     feed = CollectorFeed(config, shapes)
     best = float("inf")
     for _ in range(repeats):
         feed.refill()
         start = time.perf_counter()
-        batch = feed.collector.sample()
+        batch = feed.collector.sample(stacked=False)
         best = min(best, time.perf_counter() - start)
+    observations = batch.as_dict()["frames" if "frames" in batch.as_dict() else "obs"]
+    total = sum(a.nbytes for a in batch.as_dict().values())
     print(f"  batch assembly (ReplayCollector.sample, {config.batch_size} sequences, "
-          f"{batch.obs.nbytes / 1e6:.1f} MB of observations): {best * 1000:.0f} ms")
+          f"{observations.nbytes / 1e6:.1f} MB of observations, {total / 1e6:.1f} MB in all): "
+          f"{best * 1000:.0f} ms")
+    seconds = []
+    for _ in range(repeats):
+        if device.startswith("cuda"):
+            torch.cuda.synchronize()
+        start = time.perf_counter()
+        tensors = batch_to_tensors(batch, torch.device(device))
+        if device.startswith("cuda"):
+            torch.cuda.synchronize()
+        seconds.append(time.perf_counter() - start)
+    print(f"  the learner's tensors from it on {device} (batch_to_tensors: copied, stacks "
+          f"rebuilt; {tensors['obs'].nbytes / 1e6:.1f} MB of observations): "
+          f"{min(seconds) * 1000:.0f} ms")
+
+
+def as_trained(batch, stack: int):
+    """``batch`` in the form training hands the learner: for stacked observations a
+    ``FrameBatch`` of its sequences (each stack's newest frame, the first stack's older
+    frames, as the data collector keeps sequences added whole)."""
+    if stack == 1:
+        return batch
+    collector = ReplayCollector(batch.size, 1, batch.size, batch.size, seed=0,
+                                frame_stack=stack)
+    collector.add(batch)
+    return collector.newest(batch.size, stacked=False)
 
 
 def time_copies(batch, device: str, repeats: int = 5) -> None:
@@ -164,7 +195,6 @@ def acted_batch(config, shapes, weights: dict):
     """A batch of sequences acted by the trained network (one window of one actor, sampled as
     the data collector samples)."""
     from gdi.runtime.actor import Actor
-    from gdi.runtime.collector import ReplayCollector
     from gdi.runtime.components import build_controller
 
     net = build_network(config, shapes)
@@ -177,7 +207,7 @@ def acted_batch(config, shapes, weights: dict):
     collector = ReplayCollector(config.batch_size, 1, chunk.num_envs, config.batch_size,
                                 seed=0, frame_stack=actor.recorder.frame_stack)
     collector.add(chunk, actor=0)
-    return collector.sample()
+    return collector.sample(stacked=False)
 
 
 def adamw_step_times(config, shapes, trained: dict, repeats: int = 15) -> None:
@@ -243,7 +273,8 @@ def main() -> None:
     config = resolve_config(args.preset, env, backend="inline")
     config = apply_overrides(config, (PAPER_SHAPE if args.paper_shape else []) + args.set)
     shapes = env_shapes(resolve_env(config.env), 0)
-    batch = random_batch(config, shapes, np.random.default_rng(0))
+    batch = as_trained(random_batch(config, shapes, np.random.default_rng(0)),
+                       resolve_env(config.env).stacked_frames)
     samples = config.batch_size * (config.burn_in + config.seq_len)
     print(f"{args.preset} on {env}: torso {config.torso}, LSTM {config.lstm_units}, batch "
           f"{config.batch_size} × ({config.burn_in} + {config.seq_len}), device {args.device}")
@@ -288,7 +319,7 @@ def main() -> None:
             flush_denormals(flush)
             best[name] = min(best[name], timed_block(learner, feed, args.steps, args.device))
     flush_denormals(False)
-    time_batch_assembly(config, shapes)
+    time_batch_assembly(config, shapes, args.device)
     if args.device.startswith("cuda"):
         time_copies(batch, args.device)
     if args.profile:

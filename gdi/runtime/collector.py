@@ -8,8 +8,12 @@ is full the collector accepts nothing more, and actors wait (``free_slots`` tell
 
 Each step is stored once (``gdi.runtime.steps``): the collector keeps each actor's recent
 ``StepChunk``s, a sequence is a reference into them, and a batch is assembled from the
-references, its stacks of frames rebuilt, into exactly the ``SequenceBatch`` the learner reads.
-A chunk is freed once no held sequence and no sequence still to come refers to it.
+references. A chunk is freed once no held sequence and no sequence still to come refers to it.
+Stacked observations are assembled as frames, each once, with the episode starts their stacks
+are rebuilt from (a ``FrameBatch``): training hands that to the learner, which rebuilds the
+stacks on its device (``sample(stacked=False)``), so that the host writes and a CUDA learner
+copies a quarter of the observation bytes; every other reader gets the ``SequenceBatch`` the
+learner reads, its stacks rebuilt here by the same code.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from gdi.runtime.sequences import OBS_FIELDS, STEP_FIELDS, SequenceBatch
-from gdi.runtime.steps import StepChunk, rebuild_stacks
+from gdi.runtime.steps import FrameBatch, StepChunk
 
 #: The chunk arrays behind each per-observation field of a SequenceBatch besides ``obs``: the
 #: steps' own, then the next observation's.
@@ -113,13 +117,17 @@ class ReplayCollector:
         return len(self._items) >= self.min_size
 
     # --- out -----------------------------------------------------------------------------------
-    def sample(self, out: SequenceBatch | None = None) -> SequenceBatch:
+    def sample(self, out: SequenceBatch | FrameBatch | None = None, stacked: bool = True
+               ) -> SequenceBatch | FrameBatch:
         """``batch_size`` distinct sequences; each loses one use and leaves after its last.
-        ``out``: arrays to assemble the batch into (a CUDA learner's pinned buffers)."""
+        ``stacked=False``: stacked observations left as frames (a ``FrameBatch``, for the
+        learner to rebuild on its device; unstacked observations give a ``SequenceBatch``
+        either way). ``out``: arrays of that form to assemble the batch into (a CUDA
+        learner's pinned buffers)."""
         if len(self._items) < self.batch_size:
             raise ValueError(f"collector holds {len(self)} sequences < batch size {self.batch_size}")
         picked = np.sort(self._rng.choice(len(self._items), self.batch_size, replace=False))
-        out = self._assembled([self._items[i] for i in picked], out)
+        out = self._assembled([self._items[i] for i in picked], out, stacked)
         for i in picked[::-1]:  # from the back, so deletions keep earlier indices valid
             self._uses_left[i] -= 1
             if self._uses_left[i] == 0:
@@ -128,23 +136,44 @@ class ReplayCollector:
         self.trained += self.batch_size
         return out
 
-    def newest(self, count: int) -> SequenceBatch:
-        """The ``count`` sequences added last, assembled (without using them up)."""
-        return self._assembled(self._items[len(self._items) - count:])
+    def newest(self, count: int, stacked: bool = True) -> SequenceBatch | FrameBatch:
+        """The ``count`` sequences added last, assembled (without using them up); ``stacked``
+        as for ``sample``."""
+        return self._assembled(self._items[len(self._items) - count:], stacked=stacked)
 
-    def _assembled(self, items: list[StoredSequence], out: SequenceBatch | None = None
-                   ) -> SequenceBatch:
-        if out is None:
-            out = self._empty_batch(items[0].last, len(items))
+    def _assembled(self, items: list[StoredSequence],
+                   out: SequenceBatch | FrameBatch | None = None, stacked: bool = True
+                   ) -> SequenceBatch | FrameBatch:
+        """The items' batch: its frames assembled unstacked (``FrameBatch``) when observations
+        stack frames, then stacked by the learner's own code if ``stacked``."""
+        as_frames = self.frame_stack > 1
+        returned = FrameBatch if as_frames and not stacked else SequenceBatch
+        if out is not None and not isinstance(out, returned):
+            raise TypeError(f"this batch is a {returned.__name__}, cannot assemble it into a "
+                            f"{type(out).__name__}")
+        if out is None or (as_frames and stacked):  # stacked buffers: not the assembly's form
+            batch = self._empty_batch(items[0].last, len(items))
+        else:
+            batch = out
         for column, item in enumerate(items):
-            self._assemble(item, column, out)
-        return out
+            self._assemble(item, column, batch)
+        if not (as_frames and stacked):
+            return batch
+        stacks = batch.stacked()
+        return stacks if out is None else SequenceBatch.concatenate([stacks], out=out)
 
-    def _empty_batch(self, chunk: StepChunk, size: int) -> SequenceBatch:
-        length, stack = chunk.sequence_length, self.frame_stack
-        frame_shape = chunk.frames.shape[2:]
-        obs_shape = (stack, *frame_shape) if stack > 1 else frame_shape
-        arrays = {"obs": np.empty((length + 1, size, *obs_shape), dtype=chunk.frames.dtype)}
+    def _empty_batch(self, chunk: StepChunk, size: int) -> SequenceBatch | FrameBatch:
+        """A batch to assemble ``size`` sequences into: a ``FrameBatch`` when observations
+        stack frames, else a ``SequenceBatch``."""
+        length, history = chunk.sequence_length, self.frame_stack - 1
+        arrays = {}
+        if history:
+            arrays["frames"] = np.empty((history + length + 1, size, *chunk.frames.shape[2:]),
+                                        dtype=chunk.frames.dtype)
+            arrays["history_resets"] = np.empty((history, size), dtype=chunk.resets.dtype)
+        else:
+            arrays["obs"] = np.empty((length + 1, size, *chunk.frames.shape[2:]),
+                                     dtype=chunk.frames.dtype)
         for name in OBS_FIELDS[1:]:
             source = getattr(chunk, name)
             arrays[name] = np.empty((length + 1, size, *source.shape[2:]), dtype=source.dtype)
@@ -152,16 +181,19 @@ class ReplayCollector:
             source = getattr(chunk, name)
             arrays[name] = np.empty((length, size, *source.shape[2:]), dtype=source.dtype)
         state = chunk.initial_state
-        return SequenceBatch(**arrays, initial_state=np.empty((size, *state.shape[1:]),
-                                                                dtype=state.dtype))
+        arrays["initial_state"] = np.empty((size, *state.shape[1:]), dtype=state.dtype)
+        return FrameBatch(**arrays) if history else SequenceBatch(**arrays)
 
     @staticmethod
     def _rows(item: StoredSequence, name: str) -> np.ndarray:
         parts = [getattr(chunk, name)[a:b, item.env] for chunk, a, b in item.pieces]
         return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
-    def _assemble(self, item: StoredSequence, column: int, out: SequenceBatch) -> None:
-        """Write ``item`` into column ``column`` of ``out``."""
+    def _assemble(self, item: StoredSequence, column: int, out: SequenceBatch | FrameBatch
+                  ) -> None:
+        """Write ``item`` into column ``column`` of ``out``: a ``FrameBatch`` (observations
+        that stack frames: each frame once, the stack's history before the sequence's first)
+        or a ``SequenceBatch`` (an observation is its frame)."""
         last, env, skip = item.last, item.env, item.history
         for name in STEP_FIELDS:
             getattr(out, name)[:, column] = self._rows(item, name)[skip:]
@@ -171,22 +203,22 @@ class ReplayCollector:
             target[:-1] = rows[name][skip:]
             target[-1] = getattr(last, next_name)[env]
         out.initial_state[column] = last.initial_state[env]
-        frames = self._rows(item, "frames")
-        stack = self.frame_stack
-        if stack == 1:
-            out.obs[:-1, column] = frames
-            out.obs[-1, column] = last.next_frames[env]
-            return
-        resets = rows["resets"]  # with the stack's history rows
-        before = stack - 1 - item.history  # history frames not in the pieces
-        if last.history_frames is not None:  # a chunk standing alone carries its history
-            history = last.history_frames[:, env]
-        else:  # before the stream's start: zero
-            history = np.zeros((before, *frames.shape[1:]), dtype=frames.dtype)
-        frames = np.concatenate([history, frames, last.next_frames[env][None]])
-        resets = np.concatenate([np.zeros(before, dtype=bool), resets,
-                                 last.next_resets[env][None]])
-        rebuild_stacks(frames, resets, stack, out=out.obs[:, column])
+        # The frames: the stack's history rows (none unstacked), the steps', the next one.
+        frames = (out.frames if isinstance(out, FrameBatch) else out.obs)[:, column]
+        before = self.frame_stack - 1 - skip  # history frames not in the pieces
+        if before:
+            if last.history_frames is not None:  # a chunk standing alone carries its history
+                frames[:before] = last.history_frames[:, env]
+            else:  # before the stream's start: zero
+                frames[:before] = 0
+            out.history_resets[:before, column] = False
+        if skip:
+            out.history_resets[before:, column] = rows["resets"][:skip]
+        row = before
+        for chunk, a, b in item.pieces:  # each piece straight into place: no joined copy
+            frames[row : row + b - a] = chunk.frames[a:b, env]
+            row += b - a
+        frames[row] = last.next_frames[env]
 
     # --- checkpointing -------------------------------------------------------------------------
     def state_dict(self) -> dict:

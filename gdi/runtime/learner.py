@@ -19,6 +19,7 @@ from gdi.learning import LossBatch, LossConfig, LossOutputs, dynamics_losses
 from gdi.learning import loss as gdi_loss
 from gdi.learning.schedule import optimizer_schedule
 from gdi.runtime.sequences import SequenceBatch
+from gdi.runtime.steps import FrameBatch, stacked_tensors
 
 
 def loss_config(config: Config) -> LossConfig:
@@ -29,27 +30,33 @@ def loss_config(config: Config) -> LossConfig:
                          if hasattr(config, field.name)})
 
 
-def batch_to_tensors(batch: SequenceBatch, device: torch.device) -> dict[str, torch.Tensor]:
-    return {name: torch.from_numpy(np.ascontiguousarray(array)).to(device)
-            for name, array in batch.as_dict().items()}
+def batch_to_tensors(batch: SequenceBatch | FrameBatch, device: torch.device
+                     ) -> dict[str, torch.Tensor]:
+    """The tensors the learner trains on (``SequenceBatch``'s fields), on ``device``: a
+    ``FrameBatch``'s frames are copied there and stacked there (``stacked_tensors``)."""
+    return stacked_tensors({name: torch.from_numpy(np.ascontiguousarray(array)).to(device)
+                            for name, array in batch.as_dict().items()})
 
 
 class PinnedStaging:
-    """Page-locked host buffers of one batch's shapes, for a CUDA learner: the data collector
-    assembles each batch into them (``ReplayCollector.sample(out=...)``) and the learner
-    copies them to the GPU without a pageable bounce, a large part of a GPU step at the paper's
-    batch otherwise (docs/benchmarks.md, "Levers measured"). A buffer is reused
-    only after the step that read it has synchronized (it reads the gradient norm), so no copy
-    is in flight when the collector writes the next batch."""
+    """Page-locked host buffers of one batch's shapes and form (a ``FrameBatch``'s unstacked
+    frames when observations stack frames), for a CUDA learner: the data collector assembles
+    each batch into them (``ReplayCollector.sample(out=...)``) and the learner copies them to
+    the GPU without a pageable bounce, a large part of a GPU step at the paper's batch
+    otherwise (docs/benchmarks.md, "Levers measured"), then rebuilds the stacks there as a CPU
+    learner does (``stacked_tensors``). A buffer is reused only after the step that read it has
+    synchronized (it reads the gradient norm), so no copy is in flight when the collector
+    writes the next batch."""
 
-    def __init__(self, like: SequenceBatch):
+    def __init__(self, like: SequenceBatch | FrameBatch):
         self.tensors = {name: torch.empty(array.shape, dtype=torch.from_numpy(array[:0]).dtype,
                                           pin_memory=True)
                         for name, array in like.as_dict().items()}
-        self.batch = SequenceBatch(**{name: t.numpy() for name, t in self.tensors.items()})
+        self.batch = type(like)(**{name: t.numpy() for name, t in self.tensors.items()})
 
     def to(self, device: torch.device) -> dict[str, torch.Tensor]:
-        return {name: t.to(device, non_blocking=True) for name, t in self.tensors.items()}
+        return stacked_tensors({name: t.to(device, non_blocking=True)
+                                for name, t in self.tensors.items()})
 
 
 def compile_feedforward(net: torch.nn.Module) -> None:
@@ -89,12 +96,13 @@ class Learner:
         self._staging: PinnedStaging | None = None  # CUDA only, made at the first step
 
     @property
-    def staging(self) -> SequenceBatch | None:
+    def staging(self) -> SequenceBatch | FrameBatch | None:
         """Where the data collector should assemble the next batch (pinned buffers of a CUDA
-        learner, from its second step on), or None to let it allocate one."""
+        learner, from its second step on, of the form of its first batch), or None to let it
+        allocate one."""
         return None if self._staging is None else self._staging.batch
 
-    def _to_device(self, batch: SequenceBatch) -> dict[str, torch.Tensor]:
+    def _to_device(self, batch: SequenceBatch | FrameBatch) -> dict[str, torch.Tensor]:
         if self._staging is not None and batch is self._staging.batch:
             return self._staging.to(self.device)
         tensors = batch_to_tensors(batch, self.device)
@@ -102,8 +110,9 @@ class Learner:
             self._staging = PinnedStaging(batch)
         return tensors
 
-    def step(self, batch: SequenceBatch, progress: float) -> dict[str, float]:
-        """One update from ``batch``; ``progress`` is frames seen / frames budgeted."""
+    def step(self, batch: SequenceBatch | FrameBatch, progress: float) -> dict[str, float]:
+        """One update from ``batch`` (a ``FrameBatch``'s stacks rebuilt on the learner's
+        device); ``progress`` is frames seen / frames budgeted."""
         cfg = self.config
         t = self._to_device(batch)
         schedule = optimizer_schedule(

@@ -133,7 +133,9 @@ class Trainer:
             if before_step is not None:
                 before_step()
             start = time.perf_counter()
-            batch = self.collector.sample(out=self.learner.staging)
+            # Stacked observations as frames: the learner rebuilds the stacks on its device
+            # (a quarter of the bytes to assemble here and to copy to a GPU).
+            batch = self.collector.sample(out=self.learner.staging, stacked=False)
             self.learner_intact = False  # an exception inside the step may leave it half-done
             metrics = self.learner.step(batch, self.progress)
             self.learner_intact = True

@@ -3,9 +3,11 @@
 ``StackedSequenceBuilder`` is how sequences were cut before each step was stored once: every
 window a copy of its ``length`` steps with their stacked observations. It is kept here as the
 independent reference the stored-once path (``gdi.runtime.steps`` + the data collector) must
-reproduce element for element. ``SequenceCutter`` puts the stored-once path behind the same
-``record`` / ``emit`` calls, so that the contract tests of ``gdi.runtime.sequences`` run on what
-the learner really receives.
+reproduce element for element. ``numpy_rebuild_stacks`` is how the data collector rebuilt the
+stacks of one environment before the learner rebuilt them on its device, kept as the second
+reference of ``gdi.runtime.steps.rebuild_stacks``. ``SequenceCutter`` puts the stored-once
+path behind the same ``record`` / ``emit`` calls, so that the contract tests of
+``gdi.runtime.sequences`` run on what the learner really receives.
 """
 
 from __future__ import annotations
@@ -17,6 +19,26 @@ import numpy as np
 from gdi.runtime.collector import ReplayCollector
 from gdi.runtime.sequences import SequenceBatch
 from gdi.runtime.steps import StepRecorder
+
+
+def numpy_rebuild_stacks(frames: np.ndarray, resets: np.ndarray, stack: int,
+                         out: np.ndarray | None = None) -> np.ndarray:
+    """Stacked observations ``[T, stack, *frame_shape]`` from the frames of ``stack − 1 + T``
+    consecutive steps of one environment (``frames[i]``, the newest frame of step i) and their
+    episode starts (``resets[i]``): observation t holds frames t … t + stack − 1, oldest
+    first, with the frames of an earlier episode than its newest zeroed."""
+    length = frames.shape[0] - (stack - 1)
+    if out is None:
+        out = np.empty((length, stack, *frames.shape[1:]), dtype=frames.dtype)
+    index = np.arange(frames.shape[0])
+    last_start = np.maximum.accumulate(np.where(resets, index, -1))  # latest reset ≤ i
+    newest = last_start[stack - 1:]  # of each observation's newest frame
+    for c in range(stack):
+        out[:, c] = frames[c : c + length]
+        earlier = index[c : c + length] < newest  # frame c is of an earlier episode
+        if earlier.any():
+            out[earlier, c] = 0
+    return out
 
 
 class StackedSequenceBuilder:

@@ -2,16 +2,20 @@
 the old path that stored every window's stacked observations whole
 (``tests.runtime.cutting.StackedSequenceBuilder``), with episode starts inside sequences, the
 stacks of an episode's first steps, sequences that straddle windows, ALE's real frame stacks,
-and observations that are not stacked (MinAtar, Gymnasium)."""
+and observations that are not stacked (MinAtar, Gymnasium); so are the tensors the learner
+trains on when it rebuilds the stacks itself from a batch of frames (``FrameBatch``), and
+the updates it applies."""
 
 import numpy as np
 import pytest
+import torch
 
 from gdi.runtime.acting import compress_reward
 from gdi.runtime.collector import ReplayCollector
-from gdi.runtime.sequences import SequenceBatch
-from gdi.runtime.steps import StepChunk, StepRecorder, rebuild_stacks
-from tests.runtime.cutting import StackedSequenceBuilder
+from gdi.runtime.learner import batch_to_tensors
+from gdi.runtime.sequences import FIELDS, SequenceBatch
+from gdi.runtime.steps import FrameBatch, StepChunk, StepRecorder, rebuild_stacks
+from tests.runtime.cutting import StackedSequenceBuilder, numpy_rebuild_stacks
 
 STATE = (1, 2, 3)  # [F, 2, H] of a tiny recurrent state
 
@@ -30,9 +34,11 @@ class SyntheticStream:
     """N environments whose frames are random images and whose episodes end at random,
     observed as ALE stacks them (or unstacked with ``stack=1``)."""
 
-    def __init__(self, num_envs: int, stack: int, frame_shape=(5, 4), end_rate=0.08, seed=0):
+    def __init__(self, num_envs: int, stack: int, frame_shape=(5, 4), end_rate=0.08, seed=0,
+                 dtype=np.uint8, state_shape=STATE, num_actions=4):
         self.rng = np.random.default_rng(seed)
         self.n, self.stack, self.frame_shape, self.end_rate = num_envs, stack, frame_shape, end_rate
+        self.dtype, self.state_shape, self.num_actions = dtype, state_shape, num_actions
         self.frames = [[self._frame()] for _ in range(num_envs)]
         self.starts = [0] * num_envs
         self.t = 0
@@ -41,7 +47,7 @@ class SyntheticStream:
         self.prev_rewards = np.zeros(num_envs, dtype=np.float32)
 
     def _frame(self) -> np.ndarray:
-        return self.rng.integers(1, 256, self.frame_shape, dtype=np.uint8)
+        return self.rng.integers(1, 256, self.frame_shape).astype(self.dtype)
 
     def obs(self) -> np.ndarray:
         if self.stack == 1:
@@ -52,14 +58,15 @@ class SyntheticStream:
     def step(self, recorders) -> list:
         """One step of every environment, recorded by every recorder; their emits."""
         obs = self.obs()
-        actions = self.rng.integers(0, 4, self.n)
+        actions = self.rng.integers(0, self.num_actions, self.n)
         rewards = self.rng.integers(-1, 3, self.n).astype(np.float64)
         dones = self.rng.random(self.n) < self.end_rate
-        truncation = np.where(dones[:, None] & (self.rng.random((self.n, 1)) < 0.5),
-                              self.rng.random((self.n, 1)), 0.0).astype(np.float32)
+        families = self.state_shape[0]
+        truncation = np.where(dones[:, None] & (self.rng.random((self.n, families)) < 0.5),
+                              self.rng.random((self.n, families)), 0.0).astype(np.float32)
         row = dict(obs=obs, resets=self.resets, prev_actions=self.prev_actions,
                    prev_rewards=self.prev_rewards,
-                   state=self.rng.random((self.n, *STATE)).astype(np.float32),
+                   state=self.rng.random((self.n, *self.state_shape)).astype(np.float32),
                    actions=actions, behavior_log_probs=-self.rng.random(self.n),
                    lambdas=self.rng.random((self.n, 3)).astype(np.float32),
                    version=self.t // 3, rewards=rewards, dones=dones,
@@ -85,11 +92,26 @@ def assert_same_batch(got: SequenceBatch, want: SequenceBatch) -> None:
         assert getattr(got, name).dtype == value.dtype, name
 
 
+def assert_same_tensors(got: dict[str, torch.Tensor], want: SequenceBatch) -> None:
+    """The tensors a learner trains on against the stacked batch's arrays."""
+    assert sorted(got) == sorted(FIELDS)
+    for name, value in want.as_dict().items():
+        # Exact: a rebuilt stack holds copied frames and zeros, nothing computed.
+        expected = torch.from_numpy(value)
+        assert got[name].dtype == expected.dtype, name
+        assert torch.equal(got[name], expected), name
+
+
+def learner_tensors(batch: SequenceBatch | FrameBatch) -> dict[str, torch.Tensor]:
+    return batch_to_tensors(batch, torch.device("cpu"))
+
+
 def recorders(stream: SyntheticStream, length: int, stride: int):
     obs = stream.obs()
-    old = StackedSequenceBuilder(stream.n, length, stride, obs.shape[1:], obs.dtype, 3, STATE)
+    old = StackedSequenceBuilder(stream.n, length, stride, obs.shape[1:], obs.dtype, 3,
+                                 stream.state_shape)
     new = StepRecorder(stream.n, length, stride, obs.shape[1:], obs.dtype, stream.stack, 3,
-                       STATE)
+                       stream.state_shape)
     return old, new
 
 
@@ -107,15 +129,21 @@ def test_every_window_is_the_old_stacked_window(stack, length, stride):
             continue
         collector.add(chunk, actor=3)
         assert_same_batch(collector.newest(stream.n), want)
+        frames = collector.newest(stream.n, stacked=False)
+        assert isinstance(frames, FrameBatch) == (stack > 1)
+        assert_same_tensors(learner_tensors(frames), want)
         windows += 1
         starts_inside += int(want.resets[1:].sum())
     assert windows >= 20 and starts_inside >= 20  # episode starts inside sequences, covered
 
 
-def test_sampled_batches_are_the_old_collectors_batches():
+@pytest.mark.parametrize("stack", [4, 2, 1])
+@pytest.mark.parametrize("stacked", [True, False])
+def test_sampled_batches_are_the_old_collectors_batches(stack, stacked):
     """The collector's batches (sampled, each sequence used ``replay`` times) against the old
-    windows' columns picked by the same draws."""
-    stack, length, stride, replay, batch = 4, 9, 3, 2, 6
+    windows' columns picked by the same draws: stacked on the host, or left as frames and
+    stacked by the learner (``stacked=False``, as training samples them)."""
+    length, stride, replay, batch = 9, 3, 2, 6
     stream = SyntheticStream(num_envs=4, stack=stack, end_rate=0.1, seed=1)
     old, new = recorders(stream, length, stride)
     collector = ReplayCollector(batch, replay, 64, batch, seed=7, frame_stack=stack)
@@ -132,7 +160,10 @@ def test_sampled_batches_are_the_old_collectors_batches():
         while collector.ready():
             picked = np.sort(rng.choice(len(held), batch, replace=False))
             reference = SequenceBatch.concatenate([held[i] for i in picked])
-            assert_same_batch(collector.sample(), reference)
+            if stacked:
+                assert_same_batch(collector.sample(), reference)
+            else:
+                assert_same_tensors(learner_tensors(collector.sample(stacked=False)), reference)
             batches += 1
             for i in picked[::-1]:
                 uses[i] -= 1
@@ -220,6 +251,7 @@ def test_real_ale_stacks_are_rebuilt_exactly():
             if chunk is not None:
                 collector.add(chunk, actor=0)
                 assert_same_batch(collector.newest(2), want)
+                assert_same_tensors(learner_tensors(collector.newest(2, stacked=False)), want)
                 windows += 1
         assert starts >= 2 and windows >= 30
     finally:
@@ -227,11 +259,141 @@ def test_real_ale_stacks_are_rebuilt_exactly():
 
 
 def test_rebuild_stacks_by_hand():
-    frames = np.arange(1, 7)[:, None]  # steps -2 … 3 of one environment; frame value = i + 1
-    resets = np.array([False, False, False, True, False, False])  # an episode starts at step 1
+    # Steps -2 … 3 of two environments; frame value = i + 1, negative for the second.
+    frames = torch.tensor([[i + 1, -(i + 1)] for i in range(6)])[:, :, None]
+    # The first environment's episode starts at step 1, the second's at steps -1 and 3.
+    resets = torch.tensor([[False, False], [False, True], [False, False], [True, False],
+                           [False, False], [False, True]])
     got = rebuild_stacks(frames, resets, stack=3)
-    want = [[1, 2, 3], [0, 0, 4], [0, 4, 5], [4, 5, 6]]
-    np.testing.assert_array_equal(got[..., 0], want)
+    want = [[[1, 2, 3], [0, -2, -3]], [[0, 0, 4], [-2, -3, -4]], [[0, 4, 5], [-3, -4, -5]],
+            [[4, 5, 6], [0, 0, -6]]]
+    assert torch.equal(got[..., 0], torch.tensor(want))  # exact: copies and zeros
+
+
+@pytest.mark.parametrize("stack", [1, 2, 4, 5])
+@pytest.mark.parametrize("reset_rate", [0.0, 0.15, 0.6])
+def test_rebuild_stacks_is_the_per_environment_rule(stack, reset_rate):
+    """Batched over environments, on torch, against the numpy rule the collector applied to
+    one environment at a time: resets anywhere (the stack's history rows, the first and last
+    observation, several in a row), and environments with none."""
+    rng = np.random.default_rng(stack)
+    rows, n = stack - 1 + 30, 7
+    frames = rng.integers(1, 256, (rows, n, 3, 2), dtype=np.uint8)
+    resets = rng.random((rows, n)) < reset_rate
+    resets[:, 0] = False  # an environment in one episode throughout
+    resets[[0, stack - 1, -1], 1] = True  # a start at the oldest frame, the first observation,
+    resets[stack : stack + 3, 2] = True  # and the last; starts in a row
+    got = rebuild_stacks(torch.from_numpy(frames), torch.from_numpy(resets), stack)
+    assert got.shape == (30, n, stack, 3, 2) and got.dtype == torch.uint8
+    for env in range(n):
+        want = numpy_rebuild_stacks(frames[:, env], resets[:, env], stack)
+        # Exact: both copy the same frames and zero the same ones.
+        np.testing.assert_array_equal(got[:, env].numpy(), want, err_msg=f"environment {env}")
+    if reset_rate and stack > 1:
+        assert (got == 0).any() and (got != 0).any()  # zeroed frames and kept ones, covered
+
+
+# The environments' observations: ALE's stacked 84 × 84 frames, MinAtar's channels, a
+# Gymnasium vector; their config overrides for a learner small enough for a CPU test.
+LEARNER_ENVS = {
+    "ale:Breakout": (4, (84, 84), np.uint8, 18, {"torso": "nature"}),
+    "minatar:breakout": (1, (4, 10, 10), np.uint8, 6, {}),
+    "gym:CartPole-v1": (1, (4,), np.float32, 2, {}),
+}
+
+
+def learner_batches(env: str):
+    """A tiny learner config for ``env``, its shapes, and the last window of a synthetic stream
+    of that env's observations: the old stacked batch and the batch training now samples."""
+    from gdi.envs import resolve_env
+    from gdi.runtime.components import env_shapes
+    from tests.runtime.helpers import tiny_config
+
+    stack, frame_shape, dtype, actions, extra = LEARNER_ENVS[env]
+    config = tiny_config(env=env, **extra)
+    shapes = env_shapes(resolve_env(env), 0)
+    stream = SyntheticStream(config.batch_size, stack, frame_shape, end_rate=0.2, seed=5,
+                             dtype=dtype, state_shape=(config.families, 2, config.lstm_units),
+                             num_actions=actions)
+    assert stream.obs().shape[1:] == shapes.obs_shape
+    old, new = recorders(stream, config.burn_in + config.seq_len, config.seq_stride)
+    collector = ReplayCollector(1, 1, 10_000, 1, seed=0, frame_stack=stack)
+    windows = 0
+    while windows < 3:  # sequences that straddle windows, with episode starts inside
+        want, chunk = stream.step([old, new])
+        if chunk is not None:
+            collector.add(chunk, actor=0)
+            windows += 1
+    assert want.resets[1:].any()
+    batch = collector.newest(stream.n, stacked=False)
+    assert isinstance(batch, FrameBatch) == (stack > 1)
+    return config, shapes, want, batch
+
+
+@pytest.mark.parametrize("env", list(LEARNER_ENVS))
+def test_the_learner_trains_on_the_old_tensors_and_applies_the_same_update(env):
+    """What the learner trains on from a batch sampled as training samples it (frames, for
+    stacked observations) is, tensor for tensor, what it trained on from the old stacked
+    batch; and one update from each gives the same parameters."""
+    from gdi.runtime.components import build_network
+    from gdi.runtime.learner import Learner
+
+    config, shapes, want, batch = learner_batches(env)
+    learners = []
+    for _ in range(2):
+        torch.manual_seed(0)
+        learners.append(Learner(config, build_network(config, shapes)))
+    # Before, the learner trained on the stacked batch's arrays as they were.
+    assert_same_tensors(learners[1]._to_device(batch), want)
+    # Exact: the same kernels on the same inputs in one process.
+    assert learners[0].step(want, 0.5) == learners[1].step(batch, 0.5)
+    for p, q in zip(learners[0].net.parameters(), learners[1].net.parameters(), strict=True):
+        assert torch.equal(p, q)
+
+
+def test_training_hands_the_learner_frames_of_stacked_observations(tmp_path):
+    """The trainer samples its batches as frames (``stacked=False``): the stacks are rebuilt
+    by the learner, on its device, and the host never writes them."""
+    from gdi.envs import resolve_env
+    from gdi.policy_space import get_policy_space
+    from gdi.runtime.components import build_network
+    from gdi.runtime.learner import Learner
+    from gdi.runtime.parameter_server import InlineParameterServer
+    from gdi.runtime.trainer import Trainer
+
+    config, shapes, want, _ = learner_batches("ale:Breakout")
+    learner = Learner(config, build_network(config, shapes))
+    trainer = Trainer(config, resolve_env(config.env), tmp_path, learner,
+                      InlineParameterServer(learner.net),
+                      get_policy_space(config.policy_space).index_names, tensorboard=False)
+    received = []
+    learner.step = lambda batch, progress: received.append(batch) or {}
+    while not trainer.collector.ready():
+        trainer.ingest(want)
+    assert trainer.train_while_ready() == len(received) > 0
+    assert all(isinstance(batch, FrameBatch) for batch in received)
+    trainer.close()
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+@pytest.mark.parametrize("env", ["ale:Breakout", "minatar:breakout"])
+def test_a_cuda_learner_stacks_its_pinned_frames_on_the_gpu(env):
+    """A CUDA learner's pinned staging takes the form of the batches it is given (frames, for
+    stacked observations), and the stacks it rebuilds on the GPU, by the CPU's code, are the
+    old stacked batch's."""
+    from gdi.runtime.components import build_network
+    from gdi.runtime.learner import Learner
+
+    config, shapes, want, batch = learner_batches(env)
+    learner = Learner(config, build_network(config, shapes), device="cuda")
+    first = learner._to_device(batch)  # pageable; makes the staging buffers
+    staging = learner.staging
+    assert type(staging) is type(batch)
+    for name, array in batch.as_dict().items():  # as the collector assembles into them
+        getattr(staging, name)[...] = array
+    for tensors in (first, learner._to_device(staging)):
+        assert all(t.device.type == "cuda" for t in tensors.values())
+        assert_same_tensors({name: t.cpu() for name, t in tensors.items()}, want)
 
 
 def test_a_window_of_ale_frames_is_at_least_eight_times_smaller():
