@@ -46,10 +46,11 @@ FIELDS = (*OBS_FIELDS, *STEP_FIELDS, "initial_state")
 
 
 @dataclass
-class SequenceBatch:
-    """N sequences, time-major; ``initial_state`` is batch-first ``[N, F, 2, H]``."""
+class SequenceArrays:
+    """What every form of a batch of N sequences holds besides its observations (time-major;
+    ``initial_state`` batch-first ``[N, F, 2, H]``): ``SequenceBatch`` adds the stacked
+    observations, ``gdi.runtime.steps.FrameBatch`` their frames."""
 
-    obs: np.ndarray
     resets: np.ndarray
     prev_actions: np.ndarray
     prev_rewards: np.ndarray
@@ -69,6 +70,13 @@ class SequenceBatch:
     @property
     def length(self) -> int:
         return self.actions.shape[0]
+
+
+@dataclass
+class SequenceBatch(SequenceArrays):
+    """N sequences with their observations, as the learner reads them."""
+
+    obs: np.ndarray
 
     def column(self, i: int) -> SequenceBatch:
         """Sequence ``i`` as a batch of one (views, no copy)."""

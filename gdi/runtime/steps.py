@@ -34,7 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from gdi.runtime.sequences import FIELDS, SequenceBatch
+from gdi.runtime.sequences import FIELDS, SequenceArrays, SequenceBatch
 
 #: Per-step arrays of a chunk, ``[k, N, ...]``, in the order of ``SequenceBatch``'s fields.
 STEP_ARRAYS = (
@@ -177,7 +177,7 @@ FRAME_FIELDS = ("frames", "history_resets", *FIELDS[1:])
 
 
 @dataclass
-class FrameBatch:
+class FrameBatch(SequenceArrays):
     """N sequences as a ``SequenceBatch`` holds them, but with their stacked observations left
     as frames, for the learner to rebuild on its device (``stacked_tensors``): for ALE's
     4-frame stacks a quarter of the observation bytes to assemble and to copy there."""
@@ -189,29 +189,10 @@ class FrameBatch:
     history_resets: np.ndarray
     """``[stack − 1, N]``: the episode starts of those first ``stack − 1`` frames' steps (the
     observations' own are ``resets``)."""
-    resets: np.ndarray
-    prev_actions: np.ndarray
-    prev_rewards: np.ndarray
-    actions: np.ndarray
-    rewards: np.ndarray
-    dones: np.ndarray
-    behavior_log_probs: np.ndarray
-    lambdas: np.ndarray
-    versions: np.ndarray
-    truncation_values: np.ndarray
-    initial_state: np.ndarray
 
     @property
     def frame_stack(self) -> int:
         return self.history_resets.shape[0] + 1
-
-    @property
-    def size(self) -> int:
-        return self.initial_state.shape[0]
-
-    @property
-    def length(self) -> int:
-        return self.actions.shape[0]
 
     def as_dict(self) -> dict[str, np.ndarray]:
         return {name: getattr(self, name) for name in FRAME_FIELDS}
