@@ -31,10 +31,11 @@ Usage::
         --presets gdi-i3,gdi-i1,gdi-i0,gdi-h3 --seeds 0,1,2 --frames 2000000 \\
         --root runs/minatar-ablation --parallel 2 --observation-reservoir 1000
     .venv/bin/python -m benchmarks.minatar_ablation ... --dry-run     # print the commands only
-
-A cell is a preset name, ``PRESET@λ`` for a fixed-λ preset with its λ moved (``gdi-i0@3/3/1``)
-or ``PRESET+key=value`` for a preset with a setting of its E changed (``gdi-i3+ucb_c=0.25``).
     .venv/bin/python -m benchmarks.minatar_report --root runs/minatar-ablation
+
+A cell (``--presets``) is a preset name, ``PRESET@λ`` for a fixed-λ preset with its λ moved
+(``gdi-i0@3/3/1``) or ``PRESET+key=value`` for a preset with a setting of its E changed
+(``gdi-i3+ucb_c=0.25``).
 """
 
 from __future__ import annotations
