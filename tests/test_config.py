@@ -100,7 +100,7 @@ def test_the_ale_cpu_scale_changes_scale_knobs_only(preset):
     assert changed == {"scale", "frames", "torso", "num_actors", "envs_per_actor", "burn_in",
                        "seq_len", "seq_stride", "batch_size", "min_replay", "replay_capacity",
                        "warmup_steps", "pull_every", "push_every", "eval_every", "eval_episodes",
-                       "log_every", "checkpoint_every_frames"}
+                       "log_every", "checkpoint_every_frames", "torch_threads"}
     assert (paper["scale"], small["scale"], small["torso"]) == ("ale", "ale-cpu", "nature")
     for key in ("replay", "discount", "learning_rate", "env_overrides", "meta_kwargs",
                 "policy_space", "meta_controller", "lstm_units"):
