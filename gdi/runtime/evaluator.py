@@ -35,11 +35,13 @@ def play_episodes(
     seed: int,
     max_envs: int = 32,
     on_episode: Callable[[], None] | None = None,
-) -> list[dict]:
+    should_stop: Callable[[], bool] | None = None,
+) -> list[dict] | None:
     """Play ``episodes`` episodes with ``net`` acting by π_λ, λ from ``sample_lambda``: the
     trainer's periodic evaluation (see :func:`play_agent_episodes`)."""
     acting = Acting(net, policy_space, one_at_a_time(sample_lambda), np.random.default_rng(seed))
-    return play_agent_episodes(acting, env_config, episodes, seed, max_envs, on_episode)
+    return play_agent_episodes(acting, env_config, episodes, seed, max_envs, on_episode,
+                               should_stop)
 
 
 def play_agent_episodes(
@@ -49,13 +51,19 @@ def play_agent_episodes(
     seed: int,
     max_envs: int = 32,
     on_episode: Callable[[], None] | None = None,
-) -> list[dict]:
+    should_stop: Callable[[], bool] | None = None,
+) -> list[dict] | None:
     """Play ``episodes`` episodes with ``agent`` (the acting step, or a :class:`gdi.agent.Agent`,
     which is one), each on its own environment
     (the environments of a block of ``max_envs`` are seeded by ``gdi.envs.env_seeds(seed +
     start, n)``); returns per episode ``{"return", "frames", "seed", "lambda"}`` with the
     environment's actual seed. An environment whose episode ended keeps stepping (the block
-    steps together) but its next episode is not counted."""
+    steps together) but its next episode is not counted.
+
+    ``should_stop`` is asked before every step: when it says so, the episodes are abandoned
+    and None is returned (no partial result: an unfinished episode's return means nothing).
+    A stop request must not wait for an evaluation, which on the ALE can run to the episode
+    cap (27,000 steps) when a policy never launches Breakout's ball."""
     results: list[dict] = []
     for start in range(0, episodes, max_envs):
         n = min(max_envs, episodes - start)
@@ -68,6 +76,8 @@ def play_agent_episodes(
             steps = np.zeros(n, dtype=np.int64)
             running = np.ones(n, dtype=bool)
             while running.any():
+                if should_stop is not None and should_stop():
+                    return None
                 actions = agent.act(obs)
                 obs, rewards, terminated, truncated, _ = env.step(actions)
                 agent.observe(rewards, terminated, truncated)

@@ -78,6 +78,9 @@ class Trainer:
         self._timers: dict[str, float] = defaultdict(float)
         self._actor_timers: dict[str, float] = defaultdict(float)
         self.parallel_actors = parallel_actors  # each with its own wall clock
+        # Asked during an evaluation, so that a stop request does not wait for its episodes
+        # (the training loop sets it to its stop request's state).
+        self.should_stop: Callable[[], bool] = lambda: False
         self._last_log_time = time.perf_counter()
         self._last_log_frames = 0
         self._last_log_steps = 0
@@ -214,7 +217,8 @@ class Trainer:
             while self.next_log <= self.frames:
                 self.next_log += self.config.log_every
         if self.next_eval is not None and self.frames >= self.next_eval:
-            self.evaluate()
+            if self.evaluate() is None:
+                return  # abandoned for a stop: still due, for the run's resumption
             while self.next_eval <= self.frames:
                 self.next_eval += self.config.eval_every
 
@@ -261,7 +265,9 @@ class Trainer:
             controller.load_state_dict(state)
         return controller
 
-    def evaluate(self, name: str | None = None, episodes: int | None = None) -> dict:
+    def evaluate(self, name: str | None = None, episodes: int | None = None) -> dict | None:
+        """Play the evaluation episodes and record them (eval/<name>.json, eval/mean_return);
+        None, recording nothing, when ``should_stop`` interrupted them."""
         start = time.perf_counter()
         net = self.learner.net
         device = next(net.parameters()).device
@@ -273,8 +279,11 @@ class Trainer:
         seed = seeds.periodic_evaluation(self.config.seed)
         results = play_episodes(
             net, self.env_config, self.config.policy_space, controller.sample,
-            episodes or self.config.eval_episodes, seed,
+            episodes or self.config.eval_episodes, seed, should_stop=self.should_stop,
         )
+        if results is None:
+            self._timers["eval"] += time.perf_counter() - start
+            return None
         name = name or f"frames_{self.frames:012d}"
         write_eval_file(
             self.run_dir, name, checkpoint=name, frames=self.frames, env=self.config.env,

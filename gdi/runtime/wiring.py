@@ -174,6 +174,7 @@ def _train(config: Config, run_dir: Path | str | None, resume: bool, stop: StopR
                           space.index_names, parallel_actors=backend.parallel_actors,
                           tensorboard=tensorboard)
         trainer.writer.write_hparams_text(config)
+        trainer.should_stop = lambda: stop.requested
         if payload is not None:
             trainer.restore(payload)
         start_frames = trainer.frames
@@ -219,7 +220,8 @@ def _train(config: Config, run_dir: Path | str | None, resume: bool, stop: StopR
         final_return = None
         if not stop.requested:
             trainer.periodic(force_log=True)
-            final_return = trainer.evaluate()["mean_return"]
+            final = trainer.evaluate()  # None when a stop request interrupted it
+            final_return = None if final is None else final["mean_return"]
         checkpoint(trainer, backend)
         if progress is not None:
             if stop.requested:

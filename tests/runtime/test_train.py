@@ -227,3 +227,40 @@ def test_greedy_evaluation_of_an_e_without_estimates_is_one_clear_line(tmp_path,
     assert exit_info.value.code == 2
     err = capsys.readouterr().err.strip()
     assert "'uniform' keeps no estimate of the best λ" in err and len(err.splitlines()) == 1
+
+
+def test_a_stop_request_does_not_wait_for_an_evaluation(tmp_path, monkeypatch):
+    """Ctrl-C during an evaluation abandons its episodes at the next step (an ALE evaluation can
+    run to the 27,000-step cap): nothing of it is recorded, and the run checkpoints and stops
+    as interrupted, resumable."""
+    import gdi.runtime.trainer as trainer_module
+    from gdi.runtime.evaluator import play_agent_episodes
+    from gdi.runtime.stop import StopRequest
+
+    stop = StopRequest()
+    real = trainer_module.play_episodes
+    asked = []
+
+    def play_and_press_ctrl_c(*args, should_stop, **kwargs):
+        stop.requested = True  # as the signal handler does, while the episodes run
+
+        def counted() -> bool:
+            asked.append(should_stop())
+            return asked[-1]
+
+        return real(*args, should_stop=counted, **kwargs)
+
+    monkeypatch.setattr(trainer_module, "play_episodes", play_and_press_ctrl_c)
+    result = train(tiny_config(frames=400, eval_every=200), tmp_path / "run", stop=stop,
+                   show_progress=False, tensorboard=False)
+    assert result.interrupted and result.final_eval_return is None
+    assert asked == [True]  # asked before the first step, and stopped there
+    assert not list((result.run_dir / "eval").glob("*.json"))
+    assert latest_checkpoint(result.run_dir) is not None
+    # The playing loop itself: asked before every step, abandoned when told.
+    import gdi
+
+    agent = gdi.load_agent(result.run_dir, seed=1)
+    answers = iter([False, False, False, True])
+    assert play_agent_episodes(agent, agent.env_config, episodes=2, seed=0,
+                               should_stop=lambda: next(answers)) is None
