@@ -40,6 +40,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import time
 from collections.abc import Sequence
@@ -454,14 +455,13 @@ def plot_e_learning(game: str, bandit_runs: Sequence[RunEvals],
     from matplotlib.figure import Figure
 
     from gdi.analysis.e_learning import (
-        load_episode_log,
         observed_returns,
         replayed_estimates,
         sampled_kl_over_time,
     )
 
-    logs = [load_episode_log(r.run_dir) for r in bandit_runs]
-    controls = [load_episode_log(r.run_dir) for r in control_runs]
+    logs = [episode_log(r.run_dir) for r in bandit_runs]
+    controls = [episode_log(r.run_dir) for r in control_runs]
     estimates = [replayed_estimates(r.run_dir, log=log)
                  for r, log in zip(bandit_runs, logs, strict=True)]
     names = logs[0].index_names
@@ -642,6 +642,15 @@ def e_ablation_section(grid: Grid, finals: dict, files: ReportFiles, doc: Path, 
     return text
 
 
+@functools.cache
+def episode_log(run_dir: Path):
+    """A finished run's ``gdi.analysis.e_learning.load_episode_log``, read once per report:
+    the what-E-learned figure, the headroom and the surface tables all read the same runs."""
+    from gdi.analysis.e_learning import load_episode_log
+
+    return load_episode_log(run_dir)
+
+
 def _mean_or_dash(values) -> str:
     """The mean of the values that are numbers (3 decimals: the gains are a few hundredths of
     the normalized scale), or "—" when none is."""
@@ -661,9 +670,7 @@ def surface_rows(grid: Grid, game: str, scale: Scale) -> list[list]:
     mean episode return per tenth of the coordinate's range over the last ``EARLY_LATE`` of
     the budget (its runs pooled), normalized, beside the mean over all its episodes."""
     from gdi.analysis.e_headroom import bin_edges, bin_means
-    from gdi.analysis.e_learning import load_episode_log
-
-    logs = [load_episode_log(r.run_dir) for r in grid.runs.get((game, CONTROL), [])]
+    logs = [episode_log(r.run_dir) for r in grid.runs.get((game, CONTROL), [])]
     if not logs:
         return []
     late = [log.frames > (1 - EARLY_LATE) * log.budget for log in logs]
@@ -690,9 +697,9 @@ def headroom_rows(grid: Grid, game: str, scale: Scale) -> list[list]:
         realized_gain,
         split_half_headroom,
     )
-    from gdi.analysis.e_learning import load_episode_log, replayed_estimates
+    from gdi.analysis.e_learning import replayed_estimates
 
-    controls = {r.seed: load_episode_log(r.run_dir) for r in grid.runs.get((game, CONTROL), [])}
+    controls = {r.seed: episode_log(r.run_dir) for r in grid.runs.get((game, CONTROL), [])}
     if not controls:
         return []
     unit = scale.best[game] - scale.random[game]
@@ -703,7 +710,7 @@ def headroom_rows(grid: Grid, game: str, scale: Scale) -> list[list]:
     cells = {}
     for cell in bandit_cells(grid):
         paired = [r for r in grid.runs.get((game, cell), []) if r.seed in controls]
-        logs = [load_episode_log(r.run_dir) for r in paired]
+        logs = [episode_log(r.run_dir) for r in paired]
         cells[cell] = (paired, logs, [replayed_estimates(r.run_dir, log=log)
                                       for r, log in zip(paired, logs, strict=True)])
     first = next(iter(controls.values()))
