@@ -20,6 +20,7 @@ machine's cores minus one (the learner's process keeps one), each actor stepping
 
     python -m benchmarks.gpu_atari                       # ale:Breakout, 8 minutes, on cuda
     python -m benchmarks.gpu_atari --minutes 3 --set envs_per_actor=16
+    python -m benchmarks.gpu_atari --actor-device cuda   # actors' inference on the GPU too
     python -m benchmarks.gpu_atari --device cpu --minutes 1 --set batch_size=4 ...  # a CPU check
 
 On a machine without CUDA, ``--device cuda`` is refused in one line (the config validation).
@@ -51,7 +52,8 @@ def default_actors() -> int:
 
 
 def train_command(args: argparse.Namespace, run_dir: Path) -> list[str]:
-    settings = [f"learner_device={args.device}", f"num_actors={args.actors}", *args.set]
+    settings = [f"learner_device={args.device}", f"actor_device={args.actor_device}",
+                f"num_actors={args.actors}", *args.set]
     return [sys.executable, "-m", "gdi.cli", "train", "--preset", args.preset, "--env", args.env,
             "--seed", str(args.seed), "--backend", "local", "--run-dir", str(run_dir),
             "--no-report", "--set", *settings]
@@ -87,7 +89,8 @@ def summarize(run_dir: Path, wall_s: float) -> dict:
     frames = int(rows[-1]["frames"])
     return {
         "env": config["env"], "preset": config["preset"],
-        "learner_device": config["learner_device"], "num_actors": config["num_actors"],
+        "learner_device": config["learner_device"],
+        "actor_device": config.get("actor_device", "cpu"), "num_actors": config["num_actors"],
         "envs_per_actor": config["envs_per_actor"], "batch_size": config["batch_size"],
         "frames": frames,
         "wall_s": wall_s,
@@ -149,8 +152,9 @@ def print_summary(s: dict) -> None:
     def share(v):
         return "n/a" if v is None else f"{v:.0%}"
 
-    print(f"{s['env']} {s['preset']}: {s['num_actors']} actors × {s['envs_per_actor']} envs, "
-          f"learner on {s['learner_device']}, batch {s['batch_size']}")
+    print(f"{s['env']} {s['preset']}: {s['num_actors']} actors × {s['envs_per_actor']} envs "
+          f"acting on {s['actor_device']}, learner on {s['learner_device']}, "
+          f"batch {s['batch_size']}")
     print(f"  frames {s['frames']:,} in {s['wall_s']:.0f} s: "
           f"{s['frames_per_s_end_to_end']:,.0f} frames/s end to end "
           f"({s['frames_per_s_second_half'] or 0:,.0f} over the second half)")
@@ -172,6 +176,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--startup-minutes", type=float, default=10.0,
                         help="the longest start-up waited for before training is stopped")
     parser.add_argument("--device", default="cuda", help="learner_device (cuda, cuda:1, cpu)")
+    parser.add_argument("--actor-device", default="cpu",
+                        help="actor_device: where each actor's network acts, batched over its "
+                             "environments (cpu, or cuda to share the learner's GPU)")
     parser.add_argument("--actors", type=int, default=None,
                         help="num_actors (default: the cores minus one)")
     parser.add_argument("--seed", type=int, default=0)

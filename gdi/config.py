@@ -141,7 +141,11 @@ class Config:
     """The learner pushes parameters to the parameter server every this many steps."""
     learner_device: str = "cpu"
     """Device of the learner: cpu, cuda, cuda:N (one this machine's torch can use), or auto
-    (cuda when the learner's machine has a GPU, else cpu); actors always act on the CPU."""
+    (cuda when the learner's machine has a GPU, else cpu)."""
+    actor_device: str = "cpu"
+    """Device of each actor's network (its inference, batched over its envs_per_actor
+    environments): cpu, cuda, cuda:N or auto, as learner_device. Environments, E and the
+    recorded steps stay on the CPU; evaluation acts on the CPU."""
     learner_compile: bool = False
     """torch.compile each family's torso and heads in the learner (the LSTM and the loss stay
     eager): the same math, compiled once per run (see docs/benchmarks.md, "Learner speed")."""
@@ -343,6 +347,7 @@ def _validate_parts(cfg: Config) -> None:
     space.check_lambda_box(controller.lambda_ranges, cfg.families)
     if _CHECK_DEVICE.get():
         check_learner_device(cfg.learner_device)
+        check_learner_device(cfg.actor_device, what="actor_device")
 
 
 def check_learner_device(name: str, what: str = "learner_device") -> None:

@@ -27,6 +27,10 @@ BAD_PARTS = [
      rf"learner_device: 'cuda:{torch.cuda.device_count()}' is not usable by this torch.*"
      r"allowed here: auto, cpu"),
     (["learner_device=tpu"], r"learner_device: unknown device 'tpu'; allowed: auto, cpu, cuda, cuda:N"),
+    ([f"actor_device=cuda:{torch.cuda.device_count()}"],
+     rf"actor_device: 'cuda:{torch.cuda.device_count()}' is not usable by this torch.*"
+     r"allowed here: auto, cpu"),
+    (["actor_device=gpu"], r"actor_device: unknown device 'gpu'; allowed: auto, cpu, cuda, cuda:N"),
 ]
 
 

@@ -175,7 +175,7 @@ class Actor:
         # The step's inputs as the network read them (acting carries them until observe).
         self.recorder.record(
             self.obs, acting.resets, acting.prev_actions, acting.prev_rewards,
-            acting.state.numpy(), actions, log_mu, acting.lambdas, self.version, rewards, dones,
+            acting.state.cpu().numpy(), actions, log_mu, acting.lambdas, self.version, rewards, dones,
             truncation_values,
         )
 
@@ -228,20 +228,27 @@ class Actor:
         if rows.size == 0 or not self.config.time_limit_bootstrap:
             return None
         final_obs = np.ascontiguousarray(info["final_obs"][rows])
+        device = self.acting.device
+
+        def batch(a: np.ndarray) -> torch.Tensor:  # [n, ...] → [1, n, ...] on the net's device
+            return torch.from_numpy(a)[None].to(device)
+
         with torch.no_grad():
             outputs, _ = self.net(
-                torch.from_numpy(final_obs)[None],
-                torch.from_numpy(actions[rows])[None],
-                torch.from_numpy(compress_reward(rewards[rows]))[None],
-                torch.zeros(1, rows.size, dtype=torch.bool),
-                state[torch.from_numpy(rows)],
+                batch(final_obs), batch(actions[rows]), batch(compress_reward(rewards[rows])),
+                torch.zeros(1, rows.size, dtype=torch.bool, device=device),
+                state[torch.from_numpy(rows).to(device)],
             )
         values = np.zeros((self.num_envs, outputs.value.shape[0]), dtype=np.float32)
-        values[rows] = outputs.value[:, 0].T.numpy()
+        values[rows] = outputs.value[:, 0].T.cpu().numpy()
         return values
 
     # --- checkpointing -----------------------------------------------------------------------
     def state_dict(self) -> dict:
+        """Everything to resume this actor, on the CPU whatever ``actor_device`` is (a
+        checkpoint loads on any machine)."""
+        carried = self.acting.carried()  # state, resets, prev_actions, prev_rewards, lambdas
+        carried["state"] = carried["state"].cpu()
         try:
             env_bytes = pickle.dumps(self.env)
         except Exception:  # native envs (ALE) cannot be pickled; episodes restart on resume
@@ -249,13 +256,13 @@ class Actor:
         return {
             "env": env_bytes,
             "obs": self.obs.copy(),
-            **self.acting.carried(),  # state, resets, prev_actions, prev_rewards, lambdas
+            **carried,
             "returns": self.returns.copy(),
             "lengths": self.lengths.copy(),
             "recorder": self.recorder.state_dict(),
             "rng": self.acting.rng.bit_generator.state,
             "controller": self.controller.state_dict(),
-            "net": self.net.state_dict(),
+            "net": {name: tensor.cpu() for name, tensor in self.net.state_dict().items()},
             "version": self.version,
             "steps": self.steps,
             "pulled_at": self.pulled_at,
@@ -285,7 +292,7 @@ class Actor:
         self.env = pickle.loads(state["env"])
         for name in ("obs", "returns", "lengths"):
             setattr(self, name, state[name])
-        self.acting.load_carried(state)
+        self.acting.load_carried({**state, "state": state["state"].to(self.acting.device)})
         if "recorder" in state:
             self.recorder.load_state_dict(state["recorder"])
         # else: written when whole sequences were recorded ("builder"); the recorder starts a

@@ -41,7 +41,9 @@ def build_actor(config: Config, actor_id: int, shapes: EnvShapes, *, incarnation
         controller.load_state_dict(controller_state)
     if env_config is None:
         env_config = resolve_env(config.env, **config.env_overrides)
-    return Actor(actor_id, config, env_config, build_network(config, shapes), controller, seed)
+    # The actor's network on actor_device, resolved where the actor runs (a Ray actor's node).
+    net = build_network(config, shapes).to(resolve_device(config.actor_device))
+    return Actor(actor_id, config, env_config, net, controller, seed)
 
 
 class EnvShapes(NamedTuple):
@@ -98,10 +100,15 @@ def learner_threads(config: Config) -> int:
     return max(1, cores - actors)
 
 
-def learner_device(config: Config) -> str:
-    """The learner's device: as configured, ``auto`` being cuda where this machine has a GPU."""
-    if config.learner_device == "auto":
+def resolve_device(name: str) -> str:
+    """A configured device, ``auto`` being cuda where this machine has a GPU (else cpu)."""
+    if name == "auto":
         import torch
 
         return "cuda" if torch.cuda.is_available() else "cpu"
-    return config.learner_device
+    return name
+
+
+def learner_device(config: Config) -> str:
+    """The learner's device (``learner_device``, resolved on the learner's machine)."""
+    return resolve_device(config.learner_device)

@@ -54,7 +54,7 @@ from gdi.runtime.trainer import Trainer
 RESUMABLE_FIELDS = (
     "frames", "backend", "ray_address", "ray_cpus_per_actor", "ray_placement", "torch_threads",
     "learner_compile",
-    "learner_device", "actor_failures_max", "actor_failure_window_s", "checkpoint_every_s",
+    "learner_device", "actor_device", "actor_failures_max", "actor_failure_window_s", "checkpoint_every_s",
     "checkpoint_every_frames", "keep_checkpoints",
 )
 
@@ -116,6 +116,7 @@ def train(
 def _train(config: Config, run_dir: Path | str | None, resume: bool, stop: StopRequest,
            show_progress: bool, tensorboard: bool, lock: RunLock) -> TrainResult:
     check_learner_device(config.learner_device)  # a resumed GPU run on a CPU-only machine
+    check_learner_device(config.actor_device, what="actor_device")
     payload, notes = None, []
     say = StartUpLines(show_progress)
     env_config = resolve_env(config.env, **config.env_overrides)
