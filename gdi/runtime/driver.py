@@ -7,7 +7,8 @@
 Flow control is by credits: an actor acts a window only when asked, at most one window in
 flight per actor, the idle actor asked least recently first (``ActorTurns``: every actor acts
 in turn, whatever the number in flight), and windows are asked for ``LEAD_STEPS`` learner
-steps before the collector would fall below ``min_replay``. Where the learner is the
+steps before the collector would fall below ``min_replay``, or more when an actor takes longer
+to act a window than the learner takes for those steps (``AskAhead``). Where the learner is the
 bottleneck (a CPU), a window acted earlier than needed is acted by older parameters, so asking
 just in time keeps the policy lag low (docs/scaling.md, "Asking just in time", has the lags
 measured). Memory stays bounded and no data is dropped: the replay ratio stays exact.
@@ -15,6 +16,7 @@ measured). Memory stays bounded and no data is dropped: the replay ratio stays e
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 
@@ -27,6 +29,47 @@ from gdi.runtime.trainer import Trainer
 LEAD_STEPS = 2
 
 
+class AskAhead:
+    """How many learner steps ahead of need the driver asks for a window: ``LEAD_STEPS``, or
+    as many steps as the learner takes while an actor acts a window, plus one.
+
+    A GPU learner steps faster than an actor acts a window: on the paper's ALE preset with CPU
+    inference a window (32 environments × 80 steps) takes an actor ~6 s and a learner step
+    0.23 s, so a lead of 2 steps left the learner waiting for windows three quarters of the
+    time while the actors idled (docs/scaling.md, "One command for a GPU machine"). Where the
+    learner is the bottleneck (a window takes at most one step) the lead stays ``LEAD_STEPS``
+    and the policy lag as low as asking just in time gives. Both durations are moving averages
+    (weight ``SMOOTHING`` for the newest); an actor's is the time it spent acting the window
+    (its phases but idle, as it reports them), so the driver's own delays do not feed back."""
+
+    SMOOTHING = 0.2
+
+    def __init__(self) -> None:
+        self.window_s: float | None = None
+        """Seconds an actor takes to act a window (moving average)."""
+        self.step_s: float | None = None
+        """Seconds per learner step (moving average)."""
+
+    def _average(self, old: float | None, new: float) -> float:
+        return new if old is None else old + self.SMOOTHING * (new - old)
+
+    def arrived(self, phase_seconds: dict[str, float]) -> None:
+        """A window arrived, with its actor's seconds per phase (``Window.phase_seconds``)."""
+        acting = sum(seconds for phase, seconds in phase_seconds.items() if phase != "idle")
+        if acting > 0:
+            self.window_s = self._average(self.window_s, acting)
+
+    def stepped(self, steps: int, seconds: float) -> None:
+        if steps > 0:
+            self.step_s = self._average(self.step_s, seconds / steps)
+
+    @property
+    def steps(self) -> int:
+        if self.window_s is None or not self.step_s:
+            return LEAD_STEPS
+        return max(LEAD_STEPS, math.ceil(self.window_s / self.step_s) + 1)
+
+
 def checkpoint(trainer: Trainer, backend: Backend):
     """One checkpoint of the common format, exact when the backend can save its actors."""
     return trainer.save(backend.actor_states())
@@ -37,11 +80,13 @@ def drive(trainer: Trainer, backend: Backend, stop: Callable[[int], bool],
     """Run until the frame budget is spent or ``stop`` says so (the caller checkpoints)."""
     config, collector = trainer.config, trainer.collector
     room = config.envs_per_actor  # sequences per window
-    # Sequences the learner takes out LEAD_STEPS steps from now (each step uses batch_size
-    # sequence-uses; a sequence leaves after `replay` of them).
-    lead = LEAD_STEPS * -(-config.batch_size // config.replay)
+    # Sequences the learner takes out per step (each step uses batch_size sequence-uses; a
+    # sequence leaves after `replay` of them).
+    taken_per_step = -(-config.batch_size // config.replay)
+    ahead = AskAhead()
 
     def ask_for_data() -> None:
+        lead = ahead.steps * taken_per_step
         while (backend.in_flight < backend.num_actors
                and len(collector) + room * backend.in_flight < config.min_replay + lead
                and collector.free_slots >= room * (backend.in_flight + 1)):
@@ -55,11 +100,14 @@ def drive(trainer: Trainer, backend: Backend, stop: Callable[[int], bool],
         windows = backend.receive(block=not collector.ready())
         trainer.add_time("wait", time.perf_counter() - start)
         for window in windows:
+            ahead.arrived(window.phase_seconds)
             trainer.take_window(window)
         trainer.warn(*backend.take_warnings())
         trainer.count_actor_restarts(backend.restarts - restarts_seen)
         restarts_seen = backend.restarts
-        trainer.train_while_ready(before_step=ask_for_data)
+        start = time.perf_counter()
+        steps = trainer.train_while_ready(before_step=ask_for_data)
+        ahead.stepped(steps, time.perf_counter() - start)
         trainer.periodic()
         report()
         if stop(trainer.frames):

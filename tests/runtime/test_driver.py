@@ -11,7 +11,7 @@ from types import SimpleNamespace
 import pytest
 
 from gdi.runtime.backend import ActorTurns
-from gdi.runtime.driver import LEAD_STEPS, drive
+from gdi.runtime.driver import LEAD_STEPS, AskAhead, drive
 from gdi.runtime.wiring import train
 from tests.runtime.helpers import tiny_config
 
@@ -20,6 +20,7 @@ from tests.runtime.helpers import tiny_config
 class FakeWindow:
     actor_id: int
     frames: int
+    phase_seconds: dict = field(default_factory=dict)
 
 
 class FakeCollector:
@@ -75,11 +76,14 @@ class FakeTrainer:
         self.windows[window.actor_id] += 1
         self.collector.add(self.config.envs_per_actor)
 
-    def train_while_ready(self, before_step) -> None:
+    def train_while_ready(self, before_step) -> int:
+        done = 0
         while self.collector.ready():
             before_step()
             self.collector.step()
             self.steps += 1
+            done += 1
+        return done
 
     def periodic(self) -> None:
         pass
@@ -96,6 +100,7 @@ class FakeBackend:
     num_actors: int
     delays: list[int]
     frames_per_window: int
+    acting_s: float = 0.0  # what each window reports its actor spent acting it (seconds)
     restarts: int = 0
     owed: dict = field(default_factory=dict)  # actor → receives left
     most_in_flight: int = 0
@@ -118,7 +123,8 @@ class FakeBackend:
         arrived = sorted(i for i, left in self.owed.items() if left <= 0)
         for i in arrived:
             del self.owed[i]
-        return [FakeWindow(i, self.frames_per_window) for i in arrived]
+        return [FakeWindow(i, self.frames_per_window, {"env": self.acting_s, "idle": 1.0})
+                for i in arrived]
 
     def take_warnings(self) -> list[str]:
         return []
@@ -155,6 +161,34 @@ def test_a_slow_actor_acts_its_windows_and_the_others_take_up_the_rest():
     counts = [trainer.windows[i] for i in range(3)]
     assert all(c >= 400 // 3 // 3 for c in counts), counts  # nobody stands still
     assert counts[0] >= counts[1] and counts[2] >= counts[1], counts
+
+
+def test_the_lead_covers_a_window_that_takes_longer_than_learner_steps():
+    ahead = AskAhead()
+    assert ahead.steps == LEAD_STEPS  # nothing measured yet
+    ahead.stepped(4, 0.92)  # 0.23 s per learner step
+    assert ahead.steps == LEAD_STEPS
+    ahead.arrived({"inference": 5.0, "env": 1.0, "idle": 30.0})  # idle is not acting
+    assert ahead.window_s == 6.0 and ahead.steps == 28  # ⌈6 / 0.23⌉ = 27, plus one
+    ahead.arrived({"env": 1.0})  # moving average: 6 + 0.2·(1 − 6) = 5
+    assert ahead.window_s == 5.0 and ahead.steps == 23  # ⌈5 / 0.23⌉ = 22, plus one
+    ahead.stepped(0, 0.0)  # no step: nothing learned about the step's time
+    assert ahead.step_s == 0.23
+    ahead.stepped(1, 50.0)  # 0.23 + 0.2·(50 − 0.23) ≈ 10.2 s: slower than a window
+    assert ahead.steps == LEAD_STEPS
+
+
+@pytest.mark.parametrize(("acting_s", "most_in_flight"), [(0.0, 3), (60.0, 8)])
+def test_actors_are_asked_further_ahead_when_windows_take_longer_than_steps(
+        acting_s, most_in_flight):
+    # Eight actors, windows arriving at the next receive. Windows that take no time to act
+    # are asked just in time (the lead of LEAD_STEPS: at most three in flight); windows that
+    # take a minute, against learner steps of microseconds, are asked of every actor at once.
+    config = fake_config(8)
+    trainer = FakeTrainer(config)
+    backend = FakeBackend(8, delays=[1] * 8, frames_per_window=320, acting_s=acting_s)
+    drive(trainer, backend, stop=lambda frames: False, report=lambda: None)
+    assert backend.most_in_flight == most_in_flight
 
 
 def test_turns_go_to_the_actor_asked_least_recently_and_survive_a_checkpoint():
