@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from gdi.analysis.e_headroom import bin_means
 from gdi.runtime import seeds
 from gdi.runtime.components import build_controller
 from gdi.runtime.meta_log import load_meta_rows
@@ -135,11 +136,7 @@ def observed_returns(log: EpisodeLog, edges: np.ndarray, coordinate: int,
     """Mean return and episode count per block (``edges`` in λ) of one coordinate, over the
     episodes recorded after ``since`` frames."""
     late = log.frames > since
-    values = log.lambdas[late, coordinate]
-    block = np.clip(np.searchsorted(edges, values, side="right") - 1, 0, len(edges) - 2)
-    counts = np.bincount(block, minlength=len(edges) - 1)
-    sums = np.bincount(block, weights=log.returns[late], minlength=len(edges) - 1)
-    return np.where(counts > 0, sums / np.maximum(counts, 1), np.nan), counts
+    return bin_means(log.lambdas[late, coordinate], log.returns[late], edges)
 
 
 def replayed_estimates(run_dir: Path, at_frames: float | None = None, actor: int = 0,
