@@ -71,6 +71,7 @@ FIELDS_ADDED_LATER = {
     "skipped_updates_max": 100,
     "checkpoint_every_frames": 1_000_000,
     "learner_compile": False,
+    "actor_device": "cpu",  # before it, actors always acted on the CPU
 }
 
 
