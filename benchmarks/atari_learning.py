@@ -1,0 +1,243 @@
+"""Learning on an Atari game against wall-clock time: gdi runs (their evaluations and training
+episodes) beside Sample Factory APPO runs (``benchmarks/appo_peer.py``: training episodes), as
+one figure and one Markdown table.
+
+    python -m benchmarks.atari_learning --gdi runs/ale-cpu/breakout-* \\
+        --appo runs/sf/ale_Breakout_seed0 --out docs/figures/atari-breakout-cpu.png
+
+For each gdi run it reads ``metrics.jsonl`` (the wall clock of training: each row's interval
+is its frames over its ``perf/fps``, so the sum of the intervals up to a row is the training
+time to it, start-up excluded, evaluations included), ``eval/*.json`` (each evaluation's
+episodes) and ``meta.jsonl`` (each training episode's return and the frames at its end). An
+APPO run gives ``curve_episodes.csv`` (each training episode's wall time since the script
+started, its start-up of ~40 s included, and frames). Both count emulator frames (4 per agent
+step) and report raw game scores. HNS is the paper's (App. "Evaluation Metrics for ALE"), with
+its random and human scores.
+
+The figure: the mean return of the last ``--window`` training episodes of each run (gdi and
+APPO alike, π_λ for gdi, λ ~ P_Λ as it acts) and each gdi evaluation's mean return (markers),
+against minutes of wall time (left) and millions of frames (right). The table: every
+evaluation with its HNS, and each run's training return at the wall time every run reached.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import re
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from gdi.evaluation.baselines import baselines
+from gdi.evaluation.games import canonical_game
+from gdi.evaluation.metrics import hns
+from gdi.runtime.meta_log import load_meta_rows
+from gdi.runtime.run_dir import read_config
+
+
+@dataclass
+class Curve:
+    """One run: training episodes and (gdi) evaluations, each with its wall time."""
+
+    label: str
+    game: str
+    episode_minutes: np.ndarray
+    episode_frames: np.ndarray
+    episode_returns: np.ndarray
+    eval_minutes: np.ndarray
+    eval_frames: np.ndarray
+    eval_returns: list[np.ndarray]
+
+    @property
+    def minutes(self) -> float:
+        """Wall time the run lasted, as far as its records go."""
+        ends = [m[-1] for m in (self.episode_minutes, self.eval_minutes) if m.size]
+        return float(max(ends)) if ends else 0.0
+
+
+def training_clock(metrics_rows: list[dict]) -> tuple[np.ndarray, np.ndarray]:
+    """Frames and cumulative seconds of training at each logged row: a row covers its frames
+    since the previous row at its ``perf/fps``, so its interval is their quotient."""
+    frames, seconds, last, clock = [0.0], [0.0], 0, 0.0
+    for row in metrics_rows:
+        if "perf/fps" not in row or row["perf/fps"] <= 0:
+            continue
+        clock += (row["frames"] - last) / row["perf/fps"]
+        last = row["frames"]
+        frames.append(float(row["frames"]))
+        seconds.append(clock)
+    return np.asarray(frames), np.asarray(seconds)
+
+
+def game_of(env: str) -> str:
+    if not env.startswith("ale:"):
+        raise ValueError(f"{env!r} is not an Atari game (ale:<Game>); this report is for the ALE")
+    return canonical_game(env)
+
+
+def references(game: str) -> tuple[float, float]:
+    """The paper's random and average-human scores of ``game``."""
+    scores = baselines([game])
+    return float(scores.random[0]), float(scores.human_average[0])
+
+
+def read_gdi(run: Path) -> Curve:
+    config, _ = read_config(run)
+    rows = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()
+            if line.strip()]
+    frames, seconds = training_clock(rows)
+    if frames.size < 2:
+        raise ValueError(f"{run} has no logged training rows yet")
+    meta = load_meta_rows(run)
+    episode_frames = np.array([r["frames"] for r in meta], dtype=np.float64)
+    evals = sorted((json.loads(p.read_text()) for p in (run / "eval").glob("frames_*.json")),
+                   key=lambda record: record["frames"])
+    eval_frames = np.array([e["frames"] for e in evals], dtype=np.float64)
+    return Curve(
+        label=f"gdi {run.name} ({config.preset}, {config.scale}, seed {config.seed})",
+        game=game_of(config.env),
+        episode_minutes=np.interp(episode_frames, frames, seconds) / 60,
+        episode_frames=episode_frames,
+        episode_returns=np.array([r["return"] for r in meta], dtype=np.float64),
+        eval_minutes=np.interp(eval_frames, frames, seconds) / 60,
+        eval_frames=eval_frames,
+        eval_returns=[np.array([ep["return"] for ep in e["episodes"]]) for e in evals],
+    )
+
+
+def read_appo(experiment: Path) -> Curve:
+    path = experiment / "curve_episodes.csv"
+    if not path.is_file():
+        raise ValueError(f"{experiment} has no curve_episodes.csv (a benchmarks/appo_peer.py "
+                         "experiment folder has)")
+    with path.open() as f:
+        rows = list(csv.DictReader(f))
+    if not rows:
+        raise ValueError(f"{path} holds no finished episode yet")
+    match = re.fullmatch(r"appo_ale_(\w+?)_seed\d+", experiment.name)
+    if match is None:
+        raise ValueError(f"{experiment.name!r} is not an ALE experiment of appo_peer.py "
+                         "(appo_ale_<rom>_seed<N>)")
+    return Curve(
+        label=f"Sample Factory APPO ({experiment.name})", game=canonical_game(match[1]),
+        episode_minutes=np.array([float(r["wall_s"]) for r in rows]) / 60,
+        episode_frames=np.array([float(r["frames"]) for r in rows]),
+        episode_returns=np.array([float(r["return"]) for r in rows]),
+        eval_minutes=np.zeros(0), eval_frames=np.zeros(0), eval_returns=[],
+    )
+
+
+def trailing_mean(values: np.ndarray, window: int) -> np.ndarray:
+    """Mean of each value and the ``window - 1`` before it (fewer at the start)."""
+    sums = np.cumsum(np.concatenate([[0.0], values]))
+    ends = np.arange(1, values.size + 1)
+    starts = np.maximum(0, ends - window)
+    return (sums[ends] - sums[starts]) / (ends - starts)
+
+
+def return_at(curve: Curve, minutes: float, window: int) -> float:
+    """Mean return of the last ``window`` training episodes that ended by ``minutes``."""
+    done = curve.episode_returns[curve.episode_minutes <= minutes]
+    return float(np.mean(done[-window:])) if done.size else float("nan")
+
+
+def table(curves: list[Curve], window: int) -> str:
+    game = curves[0].game
+    random_score, human = references(game)
+    lines = [f"Each gdi evaluation on {game} (random {random_score:g}, human {human:g}):", "",
+             "| run | frames | minutes | mean return | min – max | HNS |",
+             "| --- | ---: | ---: | ---: | ---: | ---: |"]
+    for c in curves:
+        for minutes, frames, returns in zip(c.eval_minutes, c.eval_frames, c.eval_returns,
+                                            strict=True):
+            mean = float(np.mean(returns))
+            lines.append(f"| {c.label} | {frames:,.0f} | {minutes:.0f} | {mean:.2f} | "
+                         f"{returns.min():g} – {returns.max():g} | "
+                         f"{float(hns([mean], [random_score], [human])[0]):.3f} |")
+    common = min(c.minutes for c in curves)
+    lines += ["", f"Training return (mean of the last {window} episodes) at the wall time every "
+              f"run reached, {common:.0f} minutes:", "",
+              "| run | frames by then | training return | best evaluation by then |",
+              "| --- | ---: | ---: | ---: |"]
+    for c in curves:
+        frames = c.episode_frames[c.episode_minutes <= common]
+        evals = [float(np.mean(r)) for m, r in zip(c.eval_minutes, c.eval_returns, strict=True)
+                 if m <= common]
+        lines.append(f"| {c.label} | {frames.max() if frames.size else 0:,.0f} | "
+                     f"{return_at(c, common, window):.2f} | "
+                     f"{max(evals) if evals else float('nan'):.2f} |")
+    return "\n".join(lines) + "\n"
+
+
+def figure(curves: list[Curve], window: int, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    game = curves[0].game
+    random_score, human = references(game)
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.2), sharey=True)
+    for i, c in enumerate(curves):
+        color = f"C{i}"
+        smooth = trailing_mean(c.episode_returns, window)
+        for ax, x, ex in ((axes[0], c.episode_minutes, c.eval_minutes),
+                          (axes[1], c.episode_frames / 1e6, c.eval_frames / 1e6)):
+            ax.plot(x, smooth, color=color, lw=1.2,
+                    label=f"{c.label}: training, last {window} episodes")
+            if ex.size:
+                ax.plot(ex, [np.mean(r) for r in c.eval_returns], "o", color=color, ms=5,
+                        label=f"{c.label}: evaluation mean")
+    for ax in axes:
+        ax.axhline(random_score, color="grey", ls=":", lw=1, label="random")
+        ax.axhline(human, color="grey", ls="--", lw=1, label="human")
+        ax.grid(alpha=0.3)
+    axes[0].set_xlabel("wall time (minutes)")
+    axes[1].set_xlabel("frames (millions)")
+    axes[0].set_ylabel(f"{game} return (raw score)")
+    axes[1].legend(fontsize=7, loc="upper left")
+    fig.suptitle(f"{game}: learning against wall time and frames")
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.atari_learning",
+                                     description=__doc__.split("\n\n")[0])
+    parser.add_argument("--gdi", nargs="*", default=[], type=Path, help="gdi run folders")
+    parser.add_argument("--appo", nargs="*", default=[], type=Path,
+                        help="appo_peer.py experiment folders (with curve_episodes.csv)")
+    parser.add_argument("--window", type=int, default=100,
+                        help="training episodes per point of the training curves")
+    parser.add_argument("--out", type=Path, required=True, help="PNG to write")
+    args = parser.parse_args(argv)
+    if args.window < 1:
+        parser.error(f"--window must be at least 1, got {args.window}")
+    if not args.gdi and not args.appo:
+        parser.error("give at least one run: --gdi RUN ... and/or --appo EXPERIMENT ...")
+    try:
+        curves = [read_gdi(run) for run in args.gdi] + [read_appo(e) for e in args.appo]
+        games = sorted({c.game for c in curves})
+        if len(games) > 1:
+            raise ValueError(f"the runs play different games ({', '.join(games)}); give one "
+                             "game's runs")
+    except (OSError, ValueError, KeyError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+    figure(curves, args.window, args.out)
+    text = table(curves, args.window)
+    args.out.with_suffix(".md").write_text(text)
+    print(text)
+    print(f"wrote {args.out} and {args.out.with_suffix('.md')}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

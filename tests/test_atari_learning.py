@@ -1,0 +1,59 @@
+"""benchmarks/atari_learning.py: the wall clock it reads off a run's metrics, its trailing
+means, and a report of Sample Factory episodes written end to end."""
+
+import numpy as np
+import pytest
+
+from benchmarks import atari_learning
+from tests.tolerance import assert_close
+
+
+def test_the_training_clock_adds_each_rows_frames_over_its_rate():
+    rows = [{"frames": 100, "perf/fps": 50.0},            # 2 s
+            {"frames": 100, "eval/mean_return": 3.0},      # an evaluation's row: no interval
+            {"frames": 300, "perf/fps": 100.0},           # 200 more frames at 100/s: 2 s
+            {"frames": 400, "perf/fps": 25.0}]            # 100 at 25/s: 4 s
+    frames, seconds = atari_learning.training_clock(rows)
+    assert frames.tolist() == [0.0, 100.0, 300.0, 400.0]
+    assert seconds.tolist() == [0.0, 2.0, 4.0, 8.0]
+
+
+def test_trailing_means_match_a_loop():
+    values = np.random.default_rng(0).normal(size=37)
+    for window in (1, 5, 100):
+        loop = [np.mean(values[max(0, i + 1 - window):i + 1]) for i in range(values.size)]
+        assert_close(atari_learning.trailing_mean(values, window), np.array(loop))
+
+
+def write_appo(folder, rows):
+    folder.mkdir(parents=True)
+    lines = ["wall_s,frames,return,length_frames"] + [f"{w},{f},{r},400" for w, f, r in rows]
+    (folder / "curve_episodes.csv").write_text("\n".join(lines) + "\n")
+
+
+def test_an_appo_report_is_written_with_the_return_at_the_common_wall_time(tmp_path, capsys):
+    rows = [(60.0 * m, 10_000 * m, float(m)) for m in range(1, 11)]  # return m at minute m
+    write_appo(tmp_path / "appo_ale_breakout_seed0", rows)
+    out = tmp_path / "fig.png"
+    assert atari_learning.main(["--appo", str(tmp_path / "appo_ale_breakout_seed0"),
+                                "--window", "3", "--out", str(out)]) == 0
+    assert out.stat().st_size > 0
+    table = out.with_suffix(".md").read_text()
+    assert "on Breakout (random 1.7, human 30.5)" in table
+    # 10 minutes reached; the last 3 episodes returned 8, 9 and 10.
+    assert "| 100,000 | 9.00 | nan |" in table and "10 minutes" in table
+    assert "wrote" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("name", "message"), [
+    ("appo_breakout_seed0", "not an ALE experiment of appo_peer.py"),
+    ("appo_ale_breakout_seed0", "has no curve_episodes.csv"),
+])
+def test_a_folder_that_is_not_an_appo_experiment_is_one_line(tmp_path, capsys, name, message):
+    folder = tmp_path / name
+    if name == "appo_breakout_seed0":
+        write_appo(folder, [(60.0, 1000, 1.0)])
+    else:
+        folder.mkdir()
+    assert atari_learning.main(["--appo", str(folder), "--out", str(tmp_path / "f.png")]) == 1
+    assert message in capsys.readouterr().err
