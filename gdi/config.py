@@ -273,6 +273,11 @@ def _validate(cfg: Config) -> None:
             f"backend must be one of {', '.join(backends.BACKENDS)}, got {cfg.backend!r}")
     if cfg.ray_placement not in ("spread", "pack"):
         raise ValueError(f"ray_placement must be spread or pack, got {cfg.ray_placement!r}")
+    if cfg.backend == "ray" and cfg.actor_device != "cpu":
+        raise ValueError(
+            f"actor_device={cfg.actor_device!r} needs the local or inline backend: Ray actors "
+            "reserve CPUs only (ray_cpus_per_actor) and Ray hides the GPUs from them; allowed "
+            "with backend ray: cpu")
     if isinstance(cfg.families, bool) or not isinstance(cfg.families, int) or cfg.families < 1:
         raise ValueError(
             f"families must be an integer >= 1 (1: GDI-I, 2: GDI-H, K: LASER-like), got "

@@ -32,6 +32,8 @@ def test_every_field_has_a_docstring():
         ({"frames": 0}, "frames"),
         ({"replay_capacity": 100}, "replay_capacity"),
         ({"learner_device": "tpu"}, "learner_device"),
+        ({"backend": "ray", "actor_device": "auto"},
+         r"actor_device='auto' needs the local or inline backend.*allowed with backend ray: cpu"),
     ],
 )
 def test_bad_values_name_the_field(changes, message):
