@@ -3,11 +3,13 @@ episodes) beside Sample Factory APPO runs (``benchmarks/appo_peer.py``: training
 one figure and one Markdown table.
 
     python -m benchmarks.atari_learning --gdi runs/ale-cpu/breakout-* \\
-        --appo runs/sf/ale_Breakout_seed0 --out docs/figures/atari-breakout-cpu.png
+        --appo runs/sf/appo_ale_breakout_seed0 --out docs/figures/atari-breakout-cpu.png
 
 For each gdi run it reads ``metrics.jsonl`` (the wall clock of training: each row's interval
-is its frames over its ``perf/fps``, so the sum of the intervals up to a row is the training
-time to it, start-up excluded, evaluations included), ``eval/*.json`` (each evaluation's
+is its frames over its ``perf/fps``, so the sum of the intervals up to a row is the time to
+it, evaluations included; the first row's interval holds the run's start-up, the actors'
+processes and their first window, ~5 s on the ALE at the ale-cpu scale, and a resumed run's
+first row after the resume its start-up again), ``eval/*.json`` (each evaluation's
 episodes) and ``meta.jsonl`` (each training episode's return and the frames at its end). An
 APPO run gives ``curve_episodes.csv`` (each training episode's wall time since the script
 started, its start-up of ~40 s included, and frames). Both count emulator frames (4 per agent

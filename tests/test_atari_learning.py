@@ -1,5 +1,8 @@
 """benchmarks/atari_learning.py: the wall clock it reads off a run's metrics, its trailing
-means, and a report of Sample Factory episodes written end to end."""
+means, a gdi run's evaluations with their HNS, and a report of Sample Factory episodes written
+end to end."""
+
+import json
 
 import numpy as np
 import pytest
@@ -57,3 +60,30 @@ def test_a_folder_that_is_not_an_appo_experiment_is_one_line(tmp_path, capsys, n
         folder.mkdir()
     assert atari_learning.main(["--appo", str(folder), "--out", str(tmp_path / "f.png")]) == 1
     assert message in capsys.readouterr().err
+
+
+def test_a_gdi_run_reports_each_evaluation_with_its_minutes_and_hns(tmp_path):
+    from gdi.presets import resolve_config
+    from gdi.runtime.run_dir import write_config
+    from gdi.scores import periodic_eval_name, write_eval_file
+
+    run = tmp_path / "breakout-0"
+    run.mkdir()
+    write_config(run, resolve_config("gdi-i3", "ale:Breakout", scale="ale-cpu"), {})
+    # 1,000 frames/s for 60 s, then an evaluation's 60 s at 500 frames/s, then 1,000 again.
+    rows = [{"frames": 60_000, "perf/fps": 1000.0}, {"frames": 60_000, "eval/mean_return": 9},
+            {"frames": 90_000, "perf/fps": 500.0}, {"frames": 150_000, "perf/fps": 1000.0}]
+    (run / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (run / "meta.jsonl").write_text("".join(
+        json.dumps({"frames": f, "actor": 0, "lambda": [1.0, 1.0, 0.5], "return": r,
+                    "length": 100}) + "\n" for f, r in ((30_000, 1.0), (120_000, 3.0))))
+    write_eval_file(run, periodic_eval_name(60_000), checkpoint="x", frames=60_000,
+                    env="ale:Breakout", policy="π_λ", seed=0,
+                    episodes=[{"return": 8.0, "frames": 10, "seed": 0},
+                              {"return": 10.0, "frames": 10, "seed": 1}])
+    curve = atari_learning.read_gdi(run)
+    assert_close(curve.episode_minutes, np.array([0.5, 2.5]))  # 30 s; 60 + 60 + 30 s
+    assert_close(curve.eval_minutes, np.array([1.0]))
+    table = atari_learning.table([curve], window=100)
+    hns = (9.0 - 1.7) / (30.5 - 1.7)  # the paper's random and human Breakout scores
+    assert f"| 60,000 | 1 | 9.00 | 8 – 10 | {hns:.3f} |" in table

@@ -41,7 +41,7 @@ def build_actor(config: Config, actor_id: int, shapes: EnvShapes, *, incarnation
         controller.load_state_dict(controller_state)
     if env_config is None:
         env_config = resolve_env(config.env, **config.env_overrides)
-    # The actor's network on actor_device, resolved where the actor runs (a Ray actor's node).
+    # The actor's network on actor_device (auto resolved in the actor's own process).
     net = build_network(config, shapes).to(resolve_device(config.actor_device))
     return Actor(actor_id, config, env_config, net, controller, seed)
 

@@ -34,11 +34,14 @@ class AskAhead:
     as many steps as the learner takes while an actor acts a window, plus one.
 
     A GPU learner steps faster than an actor acts a window: on the paper's ALE preset with CPU
-    inference a window (32 environments × 80 steps) takes an actor ~6 s and a learner step
-    0.23 s, so a lead of 2 steps left the learner waiting for windows three quarters of the
-    time while the actors idled (docs/scaling.md, "One command for a GPU machine"). Where the
-    learner is the bottleneck (a window takes at most one step) the lead stays ``LEAD_STEPS``
-    and the policy lag as low as asking just in time gives. Both durations are moving averages
+    inference a window (32 environments × 40 new steps, 5,120 frames) took an actor ~1.9 s and
+    a learner step ~0.23 s, so a lead of 2 steps left the learner waiting for windows three
+    quarters of the time while the actors idled (docs/scaling.md, "One command for a GPU
+    machine"). Where the learner is the bottleneck (a window takes at most one step) the lead
+    stays ``LEAD_STEPS`` and the policy lag as low as asking just in time gives. Only for
+    backends whose actors act in parallel with the learner: the inline backend's take turns
+    with it (asking earlier gains nothing), and a lead read off the clock would make its runs,
+    exactly reproducible today, depend on timing. Both durations are moving averages
     (weight ``SMOOTHING`` for the newest); an actor's is the time it spent acting the window
     (its phases but idle, as it reports them), so the driver's own delays do not feed back."""
 
@@ -83,10 +86,10 @@ def drive(trainer: Trainer, backend: Backend, stop: Callable[[int], bool],
     # Sequences the learner takes out per step (each step uses batch_size sequence-uses; a
     # sequence leaves after `replay` of them).
     taken_per_step = -(-config.batch_size // config.replay)
-    ahead = AskAhead()
+    ahead = AskAhead() if backend.parallel_actors > 1 else None
 
     def ask_for_data() -> None:
-        lead = ahead.steps * taken_per_step
+        lead = (ahead.steps if ahead is not None else LEAD_STEPS) * taken_per_step
         while (backend.in_flight < backend.num_actors
                and len(collector) + room * backend.in_flight < config.min_replay + lead
                and collector.free_slots >= room * (backend.in_flight + 1)):
@@ -100,14 +103,16 @@ def drive(trainer: Trainer, backend: Backend, stop: Callable[[int], bool],
         windows = backend.receive(block=not collector.ready())
         trainer.add_time("wait", time.perf_counter() - start)
         for window in windows:
-            ahead.arrived(window.phase_seconds)
+            if ahead is not None:
+                ahead.arrived(window.phase_seconds)
             trainer.take_window(window)
         trainer.warn(*backend.take_warnings())
         trainer.count_actor_restarts(backend.restarts - restarts_seen)
         restarts_seen = backend.restarts
         start = time.perf_counter()
         steps = trainer.train_while_ready(before_step=ask_for_data)
-        ahead.stepped(steps, time.perf_counter() - start)
+        if ahead is not None:
+            ahead.stepped(steps, time.perf_counter() - start)
         trainer.periodic()
         report()
         if stop(trainer.frames):

@@ -14,6 +14,7 @@ from gdi.runtime.backend import ActorTurns
 from gdi.runtime.driver import LEAD_STEPS, AskAhead, drive
 from gdi.runtime.wiring import train
 from tests.runtime.helpers import tiny_config
+from tests.tolerance import assert_close
 
 
 @dataclass
@@ -101,9 +102,14 @@ class FakeBackend:
     delays: list[int]
     frames_per_window: int
     acting_s: float = 0.0  # what each window reports its actor spent acting it (seconds)
+    in_turn: bool = False  # actors take turns with the learner, as the inline backend's
     restarts: int = 0
     owed: dict = field(default_factory=dict)  # actor → receives left
     most_in_flight: int = 0
+
+    @property
+    def parallel_actors(self) -> int:
+        return 1 if self.in_turn else self.num_actors
 
     @property
     def in_flight(self) -> int:
@@ -169,24 +175,29 @@ def test_the_lead_covers_a_window_that_takes_longer_than_learner_steps():
     ahead.stepped(4, 0.92)  # 0.23 s per learner step
     assert ahead.steps == LEAD_STEPS
     ahead.arrived({"inference": 5.0, "env": 1.0, "idle": 30.0})  # idle is not acting
-    assert ahead.window_s == 6.0 and ahead.steps == 28  # ⌈6 / 0.23⌉ = 27, plus one
+    assert_close(ahead.window_s, 6.0)
+    assert ahead.steps == 28  # ⌈6 / 0.23⌉ = 27, plus one
     ahead.arrived({"env": 1.0})  # moving average: 6 + 0.2·(1 − 6) = 5
-    assert ahead.window_s == 5.0 and ahead.steps == 23  # ⌈5 / 0.23⌉ = 22, plus one
+    assert_close(ahead.window_s, 5.0)
+    assert ahead.steps == 23  # ⌈5 / 0.23⌉ = 22, plus one
     ahead.stepped(0, 0.0)  # no step: nothing learned about the step's time
-    assert ahead.step_s == 0.23
+    assert_close(ahead.step_s, 0.23)
     ahead.stepped(1, 50.0)  # 0.23 + 0.2·(50 − 0.23) ≈ 10.2 s: slower than a window
     assert ahead.steps == LEAD_STEPS
 
 
-@pytest.mark.parametrize(("acting_s", "most_in_flight"), [(0.0, 3), (60.0, 8)])
+@pytest.mark.parametrize(("acting_s", "in_turn", "most_in_flight"),
+                         [(0.0, False, 3), (60.0, False, 8), (60.0, True, 3)])
 def test_actors_are_asked_further_ahead_when_windows_take_longer_than_steps(
-        acting_s, most_in_flight):
+        acting_s, in_turn, most_in_flight):
     # Eight actors, windows arriving at the next receive. Windows that take no time to act
     # are asked just in time (the lead of LEAD_STEPS: at most three in flight); windows that
-    # take a minute, against learner steps of microseconds, are asked of every actor at once.
+    # take a minute, against learner steps of microseconds, are asked of every actor at once,
+    # unless the actors take turns with the learner (inline: the lead never reads the clock).
     config = fake_config(8)
     trainer = FakeTrainer(config)
-    backend = FakeBackend(8, delays=[1] * 8, frames_per_window=320, acting_s=acting_s)
+    backend = FakeBackend(8, delays=[1] * 8, frames_per_window=320, acting_s=acting_s,
+                          in_turn=in_turn)
     drive(trainer, backend, stop=lambda frames: False, report=lambda: None)
     assert backend.most_in_flight == most_in_flight
 

@@ -93,6 +93,22 @@ def test_interrupted_and_resumed_equals_uninterrupted(tmp_path):
         assert torch.equal(final_a[key], final_b[key]), key
 
 
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+def test_actors_on_the_gpu_train_checkpoint_and_resume(tmp_path):
+    # actor_device=cuda: acting, truncation values and the recorded LSTM state cross devices;
+    # the checkpoint holds CPU tensors and a resume puts them back on the GPU.
+    config = tiny_config(env="minatar:breakout", frames=1200, actor_device="cuda")
+    cut = train(config, tmp_path / "gpu", stop_when=lambda frames: frames >= 600,
+                show_progress=False, tensorboard=False)
+    assert cut.interrupted
+    state = load_checkpoint(latest_checkpoint(cut.run_dir))
+    for tensor in state["actors"][0]["net"].values():
+        assert tensor.device.type == "cpu"
+    resumed = train(config, tmp_path / "gpu", resume=True, show_progress=False,
+                    tensorboard=False)
+    assert resumed.frames >= 1200
+
+
 @pytest.mark.parametrize("env", ["minatar:breakout", "gym:CartPole-v1"])
 def test_local_backend_smoke(tmp_path, env):
     config = tiny_config(env=env, frames=3000, backend="local", num_actors=2)
