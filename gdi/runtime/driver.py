@@ -38,10 +38,10 @@ class AskAhead:
     a learner step ~0.23 s, so a lead of 2 steps left the learner waiting for windows three
     quarters of the time while the actors idled (docs/scaling.md, "One command for a GPU
     machine"). Where the learner is the bottleneck (a window takes at most one step) the lead
-    stays ``LEAD_STEPS`` and the policy lag as low as asking just in time gives. Only for
-    backends whose actors act in parallel with the learner: the inline backend's take turns
-    with it (asking earlier gains nothing), and a lead read off the clock would make its runs,
-    exactly reproducible today, depend on timing. Both durations are moving averages
+    stays ``LEAD_STEPS`` and the policy lag as low as asking just in time gives. Only where
+    several actors act at once (``parallel_actors`` > 1): one actor has at most one window in
+    flight, and the inline backend's actors take turns with the learner, where a lead read off
+    the clock would make its runs, exactly reproducible, depend on timing. Both durations are moving averages
     (weight ``SMOOTHING`` for the newest); an actor's is the time it spent acting the window
     (its phases but idle, as it reports them), so the driver's own delays do not feed back."""
 
