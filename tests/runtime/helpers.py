@@ -20,6 +20,15 @@ def tiny_config(preset="gdi-i3", env="gym:CartPole-v1", frames=800, backend="inl
     return apply_overrides(cfg, TINY + [f"{k}={v}" for k, v in extra.items()])
 
 
+def train_until(config, run_dir, frames: int):
+    """Train ``config`` into ``run_dir`` and stop it once ``frames`` are reached, as a Ctrl-C
+    would: the interrupted run, checkpointed, to resume."""
+    from gdi.runtime.wiring import train
+
+    return train(config, run_dir, stop_when=lambda done: done >= frames, show_progress=False,
+                 tensorboard=False)
+
+
 def one_line_error(argv, capsys) -> str:
     """Run the CLI with ``argv``; it must exit 2 with one line on stderr and no traceback."""
     with pytest.raises(SystemExit) as exit_info:

@@ -10,7 +10,7 @@ from gdi.config import BACKENDS as CONFIG_BACKENDS
 from gdi.runtime.backend import BACKENDS, backend_class
 from gdi.runtime.checkpoint import latest_checkpoint, list_checkpoints, load_checkpoint
 from gdi.runtime.wiring import RESUMABLE_FIELDS, train
-from tests.runtime.helpers import tiny_config
+from tests.runtime.helpers import tiny_config, train_until
 
 
 def test_every_configurable_backend_is_registered_and_follows_the_protocol():
@@ -41,8 +41,7 @@ def test_every_backend_writes_the_common_checkpoint_format(tmp_path):
 
 def test_a_local_run_resumes_on_the_inline_backend_and_back(tmp_path):
     config = tiny_config(env="minatar:breakout", frames=2400, backend="local")
-    cut = train(config, tmp_path / "run", stop_when=lambda frames: frames >= 800,
-                show_progress=False, tensorboard=False)
+    cut = train_until(config, tmp_path / "run", 800)
     assert cut.interrupted
     saved = load_checkpoint(latest_checkpoint(cut.run_dir))
 
@@ -84,8 +83,7 @@ def test_extending_a_finished_runs_budget(tmp_path):
 
 def test_resuming_with_a_config_that_changes_what_is_learned_is_refused(tmp_path):
     config = tiny_config(frames=1200)
-    cut = train(config, tmp_path / "run", stop_when=lambda frames: frames >= 400,
-                show_progress=False, tensorboard=False)
+    cut = train_until(config, tmp_path / "run", 400)
     with pytest.raises(ValueError, match=r"differs from its checkpoint's in learning_rate "
                                          r"\(0.0005 → 0.1\); a resumed run may change only "
                                          r"frames, backend"):
@@ -96,8 +94,7 @@ def test_resuming_with_a_config_that_changes_what_is_learned_is_refused(tmp_path
 
 def test_inline_resume_of_a_local_checkpoint_says_what_starts_afresh(tmp_path):
     config = tiny_config(env="minatar:breakout", frames=1600, backend="local")
-    cut = train(config, tmp_path / "run", stop_when=lambda frames: frames >= 600,
-                show_progress=False, tensorboard=False)
+    cut = train_until(config, tmp_path / "run", 600)
     backend = backend_class("inline")
     from gdi.envs import resolve_env
     from gdi.runtime.components import build_network, env_shapes

@@ -18,7 +18,7 @@ from gdi.runtime import checkpoint as checkpoint_module
 from gdi.runtime import wiring
 from gdi.runtime.checkpoint import latest_checkpoint, list_checkpoints, load_checkpoint
 from gdi.runtime.wiring import train
-from tests.runtime.helpers import TINY, tiny_config
+from tests.runtime.helpers import TINY, tiny_config, train_until
 
 
 def rows(path):
@@ -30,8 +30,7 @@ def test_resume_after_a_crash_mid_write_falls_back_and_matches_an_uninterrupted_
         tmp_path, capsys):
     config = tiny_config(frames=1200, checkpoint_every_s=0.001, keep_checkpoints=3)
     whole = train(config, tmp_path / "whole", show_progress=False, tensorboard=False)
-    cut = train(config, tmp_path / "cut", stop_when=lambda frames: frames >= 600,
-                show_progress=False, tensorboard=False)
+    cut = train_until(config, tmp_path / "cut", 600)
     run = cut.run_dir
     newest = latest_checkpoint(run)
     newest.write_bytes(newest.read_bytes()[:100])  # the crash cut the newest checkpoint

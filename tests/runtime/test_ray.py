@@ -15,7 +15,7 @@ from ray.cluster_utils import Cluster  # noqa: E402
 from gdi.runtime.checkpoint import latest_checkpoint, load_checkpoint  # noqa: E402
 from gdi.runtime.ray_backend import actor_name  # noqa: E402
 from gdi.runtime.wiring import train  # noqa: E402
-from tests.runtime.helpers import tiny_config  # noqa: E402
+from tests.runtime.helpers import tiny_config, train_until  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
@@ -83,8 +83,7 @@ def test_a_killed_ray_worker_is_restarted_and_the_run_completes(tmp_path):
 
 def test_a_local_run_resumes_on_ray(tmp_path):
     config = tiny_config(env="minatar:breakout", frames=2000, backend="local")
-    cut = train(config, tmp_path / "run", stop_when=lambda frames: frames >= 800,
-                show_progress=False, tensorboard=False)
+    cut = train_until(config, tmp_path / "run", 800)
     steps = load_checkpoint(latest_checkpoint(cut.run_dir))["learner"]["steps"]
     resumed = train(config.replace(backend="ray"), cut.run_dir, resume=True,
                     show_progress=False, tensorboard=False)

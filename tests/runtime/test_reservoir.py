@@ -9,7 +9,7 @@ from gdi.run_files import OBSERVATIONS_FILE
 from gdi.runtime.checkpoint import latest_checkpoint, load_checkpoint
 from gdi.runtime.reservoir import StageReservoir
 from gdi.runtime.wiring import train
-from tests.runtime.test_train import tiny_config
+from tests.runtime.helpers import tiny_config, train_until
 
 BATCHES = (1, 7, 30, 62)  # single observations, and batches that overfill a slot
 
@@ -143,8 +143,7 @@ def test_off_by_default_no_reservoir_and_no_file(tmp_path):
 def test_training_writes_observations_and_resumes_them_exactly(tmp_path):
     config = tiny_config(frames=1200, observation_reservoir=16)
     whole = train(config, tmp_path / "whole", show_progress=False, tensorboard=False)
-    cut = train(config, tmp_path / "cut", stop_when=lambda frames: frames >= 600,
-                show_progress=False, tensorboard=False)
+    cut = train_until(config, tmp_path / "cut", 600)
     resumed = train(config, tmp_path / "cut", resume=True, show_progress=False,
                     tensorboard=False)
     assert cut.interrupted and resumed.frames == whole.frames

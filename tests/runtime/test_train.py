@@ -17,7 +17,7 @@ import torch
 from gdi.cli import main
 from gdi.runtime.checkpoint import latest_checkpoint, load_checkpoint
 from gdi.runtime.wiring import train
-from tests.runtime.helpers import TINY, tiny_config
+from tests.runtime.helpers import TINY, tiny_config, train_until
 
 ACTOR_PHASES = ("inference", "env", "record", "meta", "pull")
 
@@ -77,8 +77,7 @@ def test_inline_is_deterministic_for_a_seed(tmp_path):
 def test_interrupted_and_resumed_equals_uninterrupted(tmp_path):
     config = tiny_config(frames=1200)
     whole = train(config, tmp_path / "whole", show_progress=False, tensorboard=False)
-    cut = train(config, tmp_path / "cut", stop_when=lambda frames: frames >= 600,
-                show_progress=False, tensorboard=False)
+    cut = train_until(config, tmp_path / "cut", 600)
     assert cut.interrupted and cut.frames < 1200
     resumed = train(config, tmp_path / "cut", resume=True, show_progress=False,
                     tensorboard=False)
@@ -98,8 +97,7 @@ def test_actors_on_the_gpu_train_checkpoint_and_resume(tmp_path):
     # actor_device=cuda: acting, truncation values and the recorded LSTM state cross devices;
     # the checkpoint holds CPU tensors and a resume puts them back on the GPU.
     config = tiny_config(env="minatar:breakout", frames=1200, actor_device="cuda")
-    cut = train(config, tmp_path / "gpu", stop_when=lambda frames: frames >= 600,
-                show_progress=False, tensorboard=False)
+    cut = train_until(config, tmp_path / "gpu", 600)
     assert cut.interrupted
     state = load_checkpoint(latest_checkpoint(cut.run_dir))
     for tensor in state["actors"][0]["net"].values():
