@@ -42,6 +42,11 @@ def sample_actions(
     return actions, np.log(probs[np.arange(actions.shape[0]), actions])
 
 
+def one_step(a: np.ndarray, device: torch.device) -> torch.Tensor:
+    """``[N, ...]`` per environment → ``[1, N, ...]``, one time step, on ``device``."""
+    return torch.from_numpy(np.ascontiguousarray(a))[None].to(device)
+
+
 def one_at_a_time(sample: Callable[[], np.ndarray]) -> Callable[[int], np.ndarray]:
     """``draw_lambdas`` from a sampler of one λ: k of them, ``[k, dim]``, drawn in turn."""
     return lambda k: np.stack([sample() for _ in range(k)])
@@ -94,8 +99,8 @@ class Acting:
     def act(self, obs: np.ndarray) -> np.ndarray:
         """Actions ``int64 [num_envs]`` for observations ``[num_envs, *obs_shape]``, each
         sampled from its environment's π_λ; the draw is kept in ``pending``."""
-        def batch(a: np.ndarray) -> torch.Tensor:  # [N, ...] → [1, N, ...] on the net's device
-            return torch.from_numpy(np.ascontiguousarray(a))[None].to(self.device)
+        def batch(a: np.ndarray) -> torch.Tensor:
+            return one_step(a, self.device)
 
         with torch.no_grad():
             outputs, next_state = self.net(batch(obs), batch(self.prev_actions),

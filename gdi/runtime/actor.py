@@ -22,7 +22,7 @@ import torch
 from gdi.config import Config
 from gdi.envs import make_vector_env
 from gdi.policy_space import get_policy_space
-from gdi.runtime.acting import Acting, compress_reward
+from gdi.runtime.acting import Acting, compress_reward, one_step
 from gdi.runtime.steps import StepChunk, StepRecorder
 
 
@@ -229,13 +229,10 @@ class Actor:
             return None
         final_obs = np.ascontiguousarray(info["final_obs"][rows])
         device = self.acting.device
-
-        def batch(a: np.ndarray) -> torch.Tensor:  # [n, ...] → [1, n, ...] on the net's device
-            return torch.from_numpy(a)[None].to(device)
-
         with torch.no_grad():
             outputs, _ = self.net(
-                batch(final_obs), batch(actions[rows]), batch(compress_reward(rewards[rows])),
+                one_step(final_obs, device), one_step(actions[rows], device),
+                one_step(compress_reward(rewards[rows]), device),
                 torch.zeros(1, rows.size, dtype=torch.bool, device=device),
                 state[torch.from_numpy(rows).to(device)],
             )

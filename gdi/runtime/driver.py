@@ -41,9 +41,10 @@ class AskAhead:
     stays ``LEAD_STEPS`` and the policy lag as low as asking just in time gives. Only where
     several actors act at once (``parallel_actors`` > 1): one actor has at most one window in
     flight, and the inline backend's actors take turns with the learner, where a lead read off
-    the clock would make its runs, exactly reproducible, depend on timing. Both durations are moving averages
-    (weight ``SMOOTHING`` for the newest); an actor's is the time it spent acting the window
-    (its phases but idle, as it reports them), so the driver's own delays do not feed back."""
+    the clock would make its runs, exactly reproducible, depend on timing. Both durations are
+    moving averages (weight ``SMOOTHING`` for the newest); an actor's is the time it spent
+    acting the window (its phases but idle, as it reports them), so the driver's own delays do
+    not feed back."""
 
     SMOOTHING = 0.2
 
