@@ -18,8 +18,12 @@ its random and human scores.
 
 The figure: the mean return of the last ``--window`` training episodes of each run (gdi and
 APPO alike, π_λ for gdi, λ ~ P_Λ as it acts) and each gdi evaluation's mean return (markers),
-against minutes of wall time (left) and millions of frames (right). The table: every
-evaluation with its HNS, and each run's training return at the wall time every run reached.
+against minutes of wall time (left) and millions of frames (right); one color per group, one
+line style per seed. The table: every evaluation with its HNS, and each run's training return
+at the wall time every run reached. Runs whose folder names differ only in a trailing seed
+(``breakout-0``, ``breakout-1``; ``appo_ale_breakout_seed0``, ``..._seed1``) form a group, and
+for each group of two or more the table adds the mean over seeds of each evaluation and of
+the training return at that wall time, with 95 % bootstrap CIs (rliable).
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ from pathlib import Path
 
 import numpy as np
 
+from gdi.evaluation.aggregates import REPS, curve_band
 from gdi.evaluation.baselines import baselines
 from gdi.evaluation.games import canonical_game
 from gdi.evaluation.metrics import hns
@@ -47,6 +52,7 @@ class Curve:
     """One run: training episodes and (gdi) evaluations, each with its wall time."""
 
     label: str
+    group: str
     game: str
     episode_minutes: np.ndarray
     episode_frames: np.ndarray
@@ -60,6 +66,12 @@ class Curve:
         """Wall time the run lasted, as far as its records go."""
         ends = [m[-1] for m in (self.episode_minutes, self.eval_minutes) if m.size]
         return float(max(ends)) if ends else 0.0
+
+
+def group_of(folder: str) -> str:
+    """The runs' group, seeds of one setting: the folder name without its seed suffix
+    (``breakout-1`` -> ``breakout``, ``appo_ale_breakout_seed0`` -> ``appo_ale_breakout``)."""
+    return re.sub(r"(-|_seed)\d+$", "", folder)
 
 
 def training_clock(metrics_rows: list[dict]) -> tuple[np.ndarray, np.ndarray]:
@@ -102,7 +114,7 @@ def read_gdi(run: Path) -> Curve:
     eval_frames = np.array([e["frames"] for e in evals], dtype=np.float64)
     return Curve(
         label=f"gdi {run.name} ({config.preset}, {config.scale}, seed {config.seed})",
-        game=game_of(config.env),
+        group=group_of(run.name), game=game_of(config.env),
         episode_minutes=np.interp(episode_frames, frames, seconds) / 60,
         episode_frames=episode_frames,
         episode_returns=np.array([r["return"] for r in meta], dtype=np.float64),
@@ -126,7 +138,8 @@ def read_appo(experiment: Path) -> Curve:
         raise ValueError(f"{experiment.name!r} is not an ALE experiment of appo_peer.py "
                          "(appo_ale_<rom>_seed<N>)")
     return Curve(
-        label=f"Sample Factory APPO ({experiment.name})", game=canonical_game(match[1]),
+        label=f"Sample Factory APPO ({experiment.name})", group=group_of(experiment.name),
+        game=canonical_game(match[1]),
         episode_minutes=np.array([float(r["wall_s"]) for r in rows]) / 60,
         episode_frames=np.array([float(r["frames"]) for r in rows]),
         episode_returns=np.array([float(r["return"]) for r in rows]),
@@ -148,7 +161,44 @@ def return_at(curve: Curve, minutes: float, window: int) -> float:
     return float(np.mean(done[-window:])) if done.size else float("nan")
 
 
-def table(curves: list[Curve], window: int) -> str:
+def over_seeds(curves: list[Curve], window: int, common: float, reps: int) -> list[str]:
+    """For each group of two or more runs (seeds of one setting): the mean over seeds of each
+    evaluation they all made and of the training return at ``common`` minutes, with its 95 %
+    percentile stratified-bootstrap interval (rliable, through ``curve_band``)."""
+    groups: dict[str, list[Curve]] = {}
+    for c in curves:
+        groups.setdefault(c.group, []).append(c)
+    random_score, human = references(curves[0].game)
+    lines = []
+    for name, runs in groups.items():
+        if len(runs) < 2:
+            continue
+        lines += ["", f"{name}, {len(runs)} seeds: the mean over seeds with its 95 % "
+                  f"stratified-bootstrap CI (rliable, {reps} resamples; with few seeds the "
+                  "interval is close to their range):", "",
+                  "| frames | mean minutes | mean return [95 % CI] | each seed | HNS of the mean |",
+                  "| ---: | ---: | ---: | ---: | ---: |"]
+        shared = sorted(set.intersection(*(set(c.eval_frames.tolist()) for c in runs)))
+        if shared:
+            at = [[list(c.eval_frames).index(f) for f in shared] for c in runs]
+            returns = np.array([[np.mean(c.eval_returns[i]) for i in idx]
+                                for c, idx in zip(runs, at, strict=True)])
+            minutes = np.array([c.eval_minutes[idx] for c, idx in zip(runs, at, strict=True)])
+            band = curve_band(returns, reps=reps)
+            for j, frames in enumerate(shared):
+                seeds = ", ".join(f"{r:.2f}" for r in returns[:, j])
+                score = float(hns([band.mean[j]], [random_score], [human])[0])
+                lines.append(f"| {frames:,.0f} | {minutes[:, j].mean():.0f} | {band.mean[j]:.2f} "
+                             f"[{band.low[j]:.2f}, {band.high[j]:.2f}] | {seeds} | {score:.3f} |")
+        training = np.array([[return_at(c, common, window)] for c in runs])
+        if np.all(np.isfinite(training)):
+            band = curve_band(training, reps=reps)
+            lines += ["", f"{name}: training return at {common:.0f} minutes, mean over seeds "
+                      f"{band.mean[0]:.2f} [95 % CI {band.low[0]:.2f}, {band.high[0]:.2f}]."]
+    return lines
+
+
+def table(curves: list[Curve], window: int, reps: int = REPS) -> str:
     game = curves[0].game
     random_score, human = references(game)
     lines = [f"Each gdi evaluation on {game} (random {random_score:g}, human {human:g}):", "",
@@ -173,7 +223,12 @@ def table(curves: list[Curve], window: int) -> str:
         lines.append(f"| {c.label} | {frames.max() if frames.size else 0:,.0f} | "
                      f"{return_at(c, common, window):.2f} | "
                      f"{max(evals) if evals else float('nan'):.2f} |")
+    lines += over_seeds(curves, window, common, reps)
     return "\n".join(lines) + "\n"
+
+
+STYLES = ("-", "--", "-.", (0, (1, 1)))
+MARKERS = ("o", "s", "^", "D")
 
 
 def figure(curves: list[Curve], window: int, path: Path) -> None:
@@ -185,15 +240,19 @@ def figure(curves: list[Curve], window: int, path: Path) -> None:
     game = curves[0].game
     random_score, human = references(game)
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.2), sharey=True)
-    for i, c in enumerate(curves):
-        color = f"C{i}"
+    groups = list(dict.fromkeys(c.group for c in curves))
+    seen: dict[str, int] = {}
+    for c in curves:
+        color = f"C{groups.index(c.group)}"  # one color per group, a line style per seed
+        k = seen[c.group] = seen.get(c.group, -1) + 1
+        style, marker = STYLES[k % len(STYLES)], MARKERS[k % len(MARKERS)]
         smooth = trailing_mean(c.episode_returns, window)
         for ax, x, ex in ((axes[0], c.episode_minutes, c.eval_minutes),
                           (axes[1], c.episode_frames / 1e6, c.eval_frames / 1e6)):
-            ax.plot(x, smooth, color=color, lw=1.2,
+            ax.plot(x, smooth, style, color=color, lw=1.2,
                     label=f"{c.label}: training, last {window} episodes")
             if ex.size:
-                ax.plot(ex, [np.mean(r) for r in c.eval_returns], "o", color=color, ms=5,
+                ax.plot(ex, [np.mean(r) for r in c.eval_returns], marker, color=color, ms=5,
                         label=f"{c.label}: evaluation mean")
     for ax in axes:
         ax.axhline(random_score, color="grey", ls=":", lw=1, label="random")

@@ -62,28 +62,61 @@ def test_a_folder_that_is_not_an_appo_experiment_is_one_line(tmp_path, capsys, n
     assert message in capsys.readouterr().err
 
 
-def test_a_gdi_run_reports_each_evaluation_with_its_minutes_and_hns(tmp_path):
+def write_gdi_run(run, seed, eval_returns=(8.0, 10.0), episode_returns=(1.0, 3.0)):
+    """A gdi run: 1,000 frames/s for 60 s, then an evaluation's 60 s at 500 frames/s, then
+    1,000 again; training episodes ending at 30,000 and 120,000 frames."""
     from gdi.presets import resolve_config
     from gdi.runtime.run_dir import write_config
     from gdi.scores import periodic_eval_name, write_eval_file
 
-    run = tmp_path / "breakout-0"
     run.mkdir()
-    write_config(run, resolve_config("gdi-i3", "ale:Breakout", scale="ale-cpu"), {})
-    # 1,000 frames/s for 60 s, then an evaluation's 60 s at 500 frames/s, then 1,000 again.
+    write_config(run, resolve_config("gdi-i3", "ale:Breakout", scale="ale-cpu", seed=seed), {})
     rows = [{"frames": 60_000, "perf/fps": 1000.0}, {"frames": 60_000, "eval/mean_return": 9},
             {"frames": 90_000, "perf/fps": 500.0}, {"frames": 150_000, "perf/fps": 1000.0}]
     (run / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     (run / "meta.jsonl").write_text("".join(
         json.dumps({"frames": f, "actor": 0, "lambda": [1.0, 1.0, 0.5], "return": r,
-                    "length": 100}) + "\n" for f, r in ((30_000, 1.0), (120_000, 3.0))))
+                    "length": 100}) + "\n"
+        for f, r in zip((30_000, 120_000), episode_returns, strict=True)))
     write_eval_file(run, periodic_eval_name(60_000), checkpoint="x", frames=60_000,
                     env="ale:Breakout", policy="π_λ", seed=0,
-                    episodes=[{"return": 8.0, "frames": 10, "seed": 0},
-                              {"return": 10.0, "frames": 10, "seed": 1}])
+                    episodes=[{"return": r, "frames": 10, "seed": i}
+                              for i, r in enumerate(eval_returns)])
+
+
+def test_a_gdi_run_reports_each_evaluation_with_its_minutes_and_hns(tmp_path):
+    run = tmp_path / "breakout-0"
+    write_gdi_run(run, seed=0)
     curve = atari_learning.read_gdi(run)
     assert_close(curve.episode_minutes, np.array([0.5, 2.5]))  # 30 s; 60 + 60 + 30 s
     assert_close(curve.eval_minutes, np.array([1.0]))
     table = atari_learning.table([curve], window=100)
     hns = (9.0 - 1.7) / (30.5 - 1.7)  # the paper's random and human Breakout scores
     assert f"| 60,000 | 1 | 9.00 | 8 – 10 | {hns:.3f} |" in table
+
+
+def test_runs_named_alike_but_their_seed_form_a_group():
+    assert atari_learning.group_of("breakout-1") == "breakout"
+    assert atari_learning.group_of("breakout-default-init-0") == "breakout-default-init"
+    assert atari_learning.group_of("appo_ale_breakout_seed12") == "appo_ale_breakout"
+
+
+def test_seeds_of_a_group_are_averaged_with_an_interval_around_the_mean(tmp_path):
+    # Seed 0 evaluates to 9 (8, 10) and seed 1 to 15 (14, 16); their mean is 12. Training
+    # returns by the common wall time (2.5 minutes, the last episode's end, printed as 2):
+    # (1 + 3) / 2 = 2 and (5 + 7) / 2 = 6.
+    write_gdi_run(tmp_path / "breakout-0", seed=0)
+    write_gdi_run(tmp_path / "breakout-1", seed=1, eval_returns=(14.0, 16.0),
+                  episode_returns=(5.0, 7.0))
+    write_gdi_run(tmp_path / "control-0", seed=0)  # a group of one: no row of its own
+    curves = [atari_learning.read_gdi(tmp_path / name)
+              for name in ("breakout-0", "breakout-1", "control-0")]
+    text = atari_learning.table(curves, window=100, reps=200)
+    assert "breakout, 2 seeds" in text and "control, " not in text
+    row = next(line for line in text.splitlines() if line.startswith("| 60,000 | 1 | 12.00 ["))
+    low, high = (float(x) for x in row.split("[")[1].split("]")[0].split(", "))
+    # A bootstrap of two seeds resamples their values: the interval lies within their range.
+    assert 9.0 <= low <= 12.0 <= high <= 15.0
+    assert "| 9.00, 15.00 |" in row
+    assert f"{(12.0 - 1.7) / (30.5 - 1.7):.3f} |" in row
+    assert "training return at 2 minutes, mean over seeds 4.00 [95 % CI 2.00, 6.00]" in text
