@@ -65,6 +65,7 @@ class Trainer:
         self.episodes = 0
         self.next_log = config.log_every
         self.next_eval = config.eval_every if config.eval_every > 0 else None
+        self.latest_evaluation: dict | None = None  # evaluate()'s last record, with its frames
         # Every actor's E as last reported (None until it reports): saved in checkpoints,
         # given to a restarted actor, and actor 0's is copied to draw evaluation λ from.
         self._controller_states: list[dict | None] = [None] * config.num_actors
@@ -293,7 +294,18 @@ class Trainer:
         self.writer.write(self.frames, {"eval/mean_return": mean_return,
                                         "eval/episodes": len(results)})
         self._timers["eval"] += time.perf_counter() - start
-        return {"mean_return": mean_return, "episodes": results}
+        self.latest_evaluation = {"frames": self.frames, "mean_return": mean_return,
+                                  "episodes": results}
+        return self.latest_evaluation
+
+    def final_evaluation(self) -> dict | None:
+        """The run's closing evaluation: the periodic one when it was made at these very frames
+        (a budget that is a multiple of ``eval_every``; playing it again would give the same
+        episodes, same network and seed), else a new one; None when a stop interrupted it."""
+        latest = self.latest_evaluation
+        if latest is not None and latest["frames"] == self.frames:
+            return latest
+        return self.evaluate()
 
     def checkpoint_due(self) -> bool:
         """Every checkpoint_every_s seconds or checkpoint_every_frames frames, whichever first."""

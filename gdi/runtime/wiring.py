@@ -221,7 +221,7 @@ def _train(config: Config, run_dir: Path | str | None, resume: bool, stop: StopR
         final_return = None
         if not stop.requested:
             trainer.periodic(force_log=True)
-            final = trainer.evaluate()  # None when a stop request interrupted it
+            final = trainer.final_evaluation()  # None when a stop request interrupted it
             final_return = None if final is None else final["mean_return"]
         checkpoint(trainer, backend)
         if progress is not None:

@@ -55,6 +55,12 @@ def test_inline_run_writes_a_complete_run_folder(tmp_path):
     meta = [json.loads(line) for line in (run / "meta.jsonl").read_text().splitlines()]
     assert meta and all(len(m["lambda"]) == 3 for m in meta)
     assert sorted(p.name for p in (run / "eval").iterdir())  # periodic + final evaluation
+    # The last periodic evaluation falls on the last window (800 frames due, 808 reached): it
+    # is the final one too, played and recorded once.
+    evals = [r for r in metrics if "eval/mean_return" in r]
+    assert len({r["frames"] for r in evals}) == len(evals) >= 2
+    assert evals[-1]["frames"] == result.frames
+    assert evals[-1]["eval/mean_return"] == result.final_eval_return
     assert latest_checkpoint(run).is_file()
     assert list((run / "tensorboard").iterdir())
 
