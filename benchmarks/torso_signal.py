@@ -13,11 +13,11 @@ every state (docs/results-atari-cpu.md). Printed per torso and initialization, m
   embedding that depends on the screen;
 - ``dead``: the share of units that are zero for every frame.
 
-Initializations: ``default`` (PyTorch's), ``he`` (``gdi.nets.torsos.he_init``: normal, std
-√(2 / fan_in), zero biases), and for ``impala_deep`` ``he+zero-residual`` (He, with each
-residual block's last convolution zero, so every block starts as the identity: Goyal et al.
-2017's zero-γ, Fixup's zero-initialized branch). Frames are random-play Breakout frames
-through gdi's ALE pre-processing, every 10th step.
+Initializations (``gdi.nets.torsos.INITIALIZATIONS``, the config's ``torso_init``):
+``pytorch`` (PyTorch's default), ``he`` (normal, std √(2 / fan_in), zero biases), and for
+``impala_deep`` ``he_zero_residual`` (He, with each residual block's last convolution zero, so
+every block starts as the identity). Frames are random-play Breakout frames through gdi's ALE
+pre-processing, every 10th step.
 
     .venv/bin/python -m benchmarks.torso_signal [--env ale:Breakout] [--frames 24] [--nets 5]
 """
@@ -25,39 +25,22 @@ through gdi's ALE pre-processing, every 10th step.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import torch
 from torch import nn
 
 from gdi.envs.make import make_vector_env
-from gdi.nets.torsos import ResidualBlock, he_init, make_torso, preprocess_observations
+from gdi.nets.torsos import make_torso, preprocess_observations
 
 STEP_EVERY = 10
 
 
-def zero_residual(module: nn.Module) -> None:
-    """He initialization, then each residual block's last convolution zero (the block is the
-    identity at first): He alone makes the residual sums grow with every block."""
-    he_init(module)
-    for block in module.modules():
-        if isinstance(block, ResidualBlock):
-            nn.init.zeros_(block.conv1.weight)
-            nn.init.zeros_(block.conv1.bias)
-
-
-def keep_default(module: nn.Module) -> None:
-    """PyTorch's default initialization of every layer (``reset_parameters``), also for a torso
-    whose constructor chose another."""
-    for layer in module.modules():
-        if isinstance(layer, (nn.Conv2d, nn.Linear)):
-            layer.reset_parameters()
-
-
-INITIALIZATIONS: dict[str, dict[str, Callable[[nn.Module], None]]] = {
-    "nature": {"default": keep_default, "he": he_init},
-    "impala_deep": {"default": keep_default, "he": he_init, "he+zero-residual": zero_residual},
+#: The initializations compared on each torso (gdi.nets.torsos.INITIALIZATIONS).
+COMPARED = {
+    "nature": ("pytorch", "he"),
+    "impala_deep": ("pytorch", "he", "he_zero_residual"),
 }
 
 
@@ -90,15 +73,13 @@ def signal(torso: nn.Module, frames: torch.Tensor) -> tuple[float, float, float]
 def measure(frames: torch.Tensor, nets: int) -> list[tuple[str, str, np.ndarray]]:
     rows = []
     shape = tuple(frames.shape[1:])
-    for name, inits in INITIALIZATIONS.items():
-        for init_name, init in inits.items():
+    for name, inits in COMPARED.items():
+        for init in inits:
             values = []
             for seed in range(nets):
                 torch.manual_seed(seed)
-                torso = make_torso(name, shape)
-                init(torso)
-                values.append(signal(torso, frames))
-            rows.append((name, init_name, np.mean(values, axis=0)))
+                values.append(signal(make_torso(name, shape, init=init), frames))
+            rows.append((name, init, np.mean(values, axis=0)))
     return rows
 
 

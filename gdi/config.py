@@ -77,6 +77,10 @@ class Config:
     torso: str = "impala_deep"
     """Observation encoder: impala_deep (the paper's), nature (DQN's, for Atari on a small CPU),
     minatar, mlp."""
+    torso_init: str = "auto"
+    """Initialization of the torso's layers: auto (he for nature, pytorch for the others), he
+    (normal, std √(2/fan_in), zero biases), pytorch (PyTorch's default), he_zero_residual (he
+    with each residual block starting as the identity; impala_deep). The paper gives none."""
     lstm_units: int = 256
     """Units of the LSTM core."""
     head_hidden: int = 0
@@ -327,13 +331,15 @@ def _validate_parts(cfg: Config) -> None:
     from gdi.envs.spec import canonical_spec
     from gdi.learning.shaping import REWARD_SHAPES
     from gdi.meta.registry import CONTROLLERS, make_controller
-    from gdi.nets.torsos import TORSOS
+    from gdi.nets.torsos import INITIALIZATIONS, TORSOS, check_init
     from gdi.policy_space import POLICY_SPACES
 
     object.__setattr__(cfg, "env", canonical_spec(cfg.env))
     _one_of("policy_space", cfg.policy_space, sorted(POLICY_SPACES))
     _one_of("meta_controller", cfg.meta_controller, list(CONTROLLERS))
     _one_of("torso", cfg.torso, list(TORSOS))
+    _one_of("torso_init", cfg.torso_init, ["auto", *INITIALIZATIONS])
+    check_init(cfg.torso, cfg.torso_init)
     for shape in cfg.reward_shapes:
         _one_of("reward_shapes", shape, sorted(REWARD_SHAPES))
     space = POLICY_SPACES[cfg.policy_space]

@@ -42,7 +42,7 @@ from torch import nn
 
 from gdi.nets.core import LSTMCore
 from gdi.nets.dynamics import ForwardDynamicsHead, InverseDynamicsHead
-from gdi.nets.torsos import TORSOS, make_torso, preprocess_observations
+from gdi.nets.torsos import TORSOS, check_init, make_torso, preprocess_observations
 
 __all__ = ["DynamicsPredictions", "FamilyNetwork", "GDINetwork", "NetOutputs", "build"]
 
@@ -76,9 +76,10 @@ class FamilyNetwork(nn.Module):
         aux: bool,
         torso_kwargs: dict,
         head_hidden: int = 0,
+        torso_init: str = "auto",
     ):
         super().__init__()
-        self.torso = make_torso(torso, obs_shape, **torso_kwargs)
+        self.torso = make_torso(torso, obs_shape, init=torso_init, **torso_kwargs)
         self.embedding_size = self.torso.output_size
         # LSTM input: [e_t, one-hot a_{t−1}, r_{t−1}] (R2D2).
         self.core = LSTMCore(self.embedding_size + num_actions + 1, lstm_units)
@@ -150,6 +151,7 @@ class GDINetwork(nn.Module):
         torso_kwargs: dict,
         obs_scale: float | None = None,
         head_hidden: int = 0,
+        torso_init: str = "auto",
     ):
         super().__init__()
         self.obs_shape = tuple(obs_shape)
@@ -162,7 +164,8 @@ class GDINetwork(nn.Module):
         self.head_hidden = head_hidden
         self.family_nets = nn.ModuleList(
             FamilyNetwork(
-                self.obs_shape, num_actions, torso, lstm_units, aux, torso_kwargs, head_hidden
+                self.obs_shape, num_actions, torso, lstm_units, aux, torso_kwargs, head_hidden,
+                torso_init,
             )
             for _ in range(families)
         )
@@ -297,6 +300,7 @@ def build(
     torso_kwargs: dict | None = None,
     obs_scale: float | None = None,
     head_hidden: int = 0,
+    torso_init: str = "auto",
 ) -> GDINetwork:
     """The GDI network for observations of ``obs_shape`` and ``num_actions`` discrete actions.
 
@@ -307,7 +311,9 @@ def build(
     multiplies observations on input; ``None`` means uint8 observations are 0–255 pixels
     (× 1/255) and others are used as they are (see ``preprocess_observations``).
     ``head_hidden`` > 0 gives the A and V heads a hidden ReLU layer of that width (R2D2: 512);
-    0 makes them linear.
+    0 makes them linear. ``torso_init`` initializes the torso's layers
+    (:data:`gdi.nets.torsos.INITIALIZATIONS`; ``auto``: He for ``nature``, PyTorch's default for
+    the others).
 
     Raises:
       ValueError: naming the bad value and what is allowed.
@@ -336,6 +342,7 @@ def build(
         )
     if obs_scale is not None and not (isinstance(obs_scale, int | float) and obs_scale > 0):
         raise ValueError(f"obs_scale must be a positive number or None, got {obs_scale!r}")
+    check_init(torso, torso_init)
     if torso_kwargs is not None and not isinstance(torso_kwargs, dict):
         raise ValueError(f"torso_kwargs must be a dict or None, got {type(torso_kwargs).__name__}")
     return GDINetwork(
@@ -343,5 +350,5 @@ def build(
         lstm_units=int(lstm_units), families=int(families),
         aux=bool(aux), torso_kwargs=dict(torso_kwargs or {}),
         obs_scale=None if obs_scale is None else float(obs_scale),
-        head_hidden=int(head_hidden),
+        head_hidden=int(head_hidden), torso_init=torso_init,
     )

@@ -20,11 +20,15 @@ import torch
 from torch import nn
 
 __all__ = [
+    "INITIALIZATIONS",
     "TORSOS",
     "ImpalaDeepTorso",
     "MLPTorso",
     "MinAtarTorso",
     "NatureTorso",
+    "check_init",
+    "he_init",
+    "he_zero_residual_init",
     "make_torso",
     "preprocess_observations",
 ]
@@ -103,7 +107,24 @@ def he_init(module: nn.Module) -> None:
     for layer in module.modules():
         if isinstance(layer, (nn.Conv2d, nn.Linear)):
             nn.init.kaiming_normal_(layer.weight, nonlinearity="relu")
-            nn.init.zeros_(layer.bias)
+            if layer.bias is not None:
+                nn.init.zeros_(layer.bias)
+
+
+def he_zero_residual_init(module: nn.Module) -> None:
+    """He initialization, then each residual block's last convolution zero, so that every
+    block starts as the identity (Goyal et al. 2017's zero-γ, Fixup's zero branch). He alone
+    does not fit a residual torso: each block adds its branch to its input, and through
+    ``impala_deep``'s six blocks a Breakout frame's embedding grows to mean |x| ~5.6
+    (``benchmarks/torso_signal.py``)."""
+    he_init(module)
+    blocks = [block for block in module.modules() if isinstance(block, ResidualBlock)]
+    if not blocks:
+        raise ValueError(f"he_zero_residual needs a torso with residual blocks, got "
+                         f"{type(module).__name__}")
+    for block in blocks:
+        nn.init.zeros_(block.conv1.weight)
+        nn.init.zeros_(block.conv1.bias)
 
 
 class ResidualBlock(nn.Module):
@@ -197,7 +218,6 @@ class NatureTorso(nn.Module):
         self.flat_features = 64 * height * width
         self.linear = nn.Linear(self.flat_features, out_features)
         self.output_size = out_features
-        he_init(self)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """``[N, *obs_shape]`` float → ``[N, out_features]``."""
@@ -296,13 +316,44 @@ _KWARGS = {
 }
 
 
-def make_torso(name: str, obs_shape: tuple[int, ...], **kwargs) -> nn.Module:
-    """Torso ``name`` ∈ :data:`TORSOS` for observations of ``obs_shape``; ValueError otherwise."""
+#: Initializations of a torso's layers by name. ``pytorch``: each layer as PyTorch builds it
+#: (uniform, std 1/√(3·fan_in)).
+INITIALIZATIONS = {
+    "pytorch": lambda module: None,
+    "he": he_init,
+    "he_zero_residual": he_zero_residual_init,
+}
+#: What ``init="auto"`` gives each torso: He for DQN's (with PyTorch's default a GDI-I³ run at
+#: the ale-cpu scale ignored the screen, ``he_init``); PyTorch's default for the others, with
+#: which the MinAtar results were measured. The paper gives no initialization
+#: (docs/paper-choices.md, "initialization of the ALE torsos").
+AUTO_INIT = {"impala_deep": "pytorch", "minatar": "pytorch", "mlp": "pytorch", "nature": "he"}
+RESIDUAL_TORSOS = ("impala_deep",)
+
+
+def check_init(name: str, init: str) -> str:
+    """The initialization ``init`` gives torso ``name`` (``auto`` resolved); ValueError naming
+    what is allowed when there is none."""
+    allowed = ("auto", *INITIALIZATIONS)
+    if init not in allowed:
+        raise ValueError(f"unknown torso_init {init!r}; allowed: {allowed}")
+    if init == "he_zero_residual" and name not in RESIDUAL_TORSOS:
+        raise ValueError(f"torso_init 'he_zero_residual' zeroes residual branches; torso {name!r} "
+                         f"has none (residual torsos: {RESIDUAL_TORSOS})")
+    return AUTO_INIT[name] if init == "auto" else init
+
+
+def make_torso(name: str, obs_shape: tuple[int, ...], init: str = "auto", **kwargs) -> nn.Module:
+    """Torso ``name`` ∈ :data:`TORSOS` for observations of ``obs_shape``, its layers initialized
+    by ``init`` ∈ :data:`INITIALIZATIONS` (``auto``: :data:`AUTO_INIT`); ValueError otherwise."""
     if name not in TORSOS:
         raise ValueError(f"unknown torso {name!r}; allowed: {tuple(TORSOS)}")
+    init = check_init(name, init)
     unknown = sorted(set(kwargs) - set(_KWARGS[name]))
     if unknown:
         raise ValueError(
             f"torso {name!r} got unknown torso_kwargs {unknown}; allowed: {_KWARGS[name]}"
         )
-    return TORSOS[name](obs_shape, **kwargs)
+    torso = TORSOS[name](obs_shape, **kwargs)
+    INITIALIZATIONS[init](torso)
+    return torso

@@ -60,8 +60,9 @@ RECORD_EXTRAS = ("name", "env_settings", "provenance")
 #: Config fields added after run folders were first written, each with the value that gives
 #: the behaviour runs had before the field existed (checkpoint_every_frames: today's default;
 #: before it, only checkpoint_every_s bounded the work a crash loses). Only these are filled in
-#: when a config.json lacks them (they say where and how a run runs, never what it learns); any
-#: other missing field is an error.
+#: when a config.json lacks them (they say where and how a run runs, never what it learns, but
+#: for torso_init, whose fill-in is what runs before it did); any other missing field is an
+#: error.
 FIELDS_ADDED_LATER = {
     "ray_address": "",
     "ray_cpus_per_actor": 1.0,
@@ -72,6 +73,10 @@ FIELDS_ADDED_LATER = {
     "checkpoint_every_frames": 1_000_000,
     "learner_compile": False,
     "actor_device": "cpu",  # before it, actors always acted on the CPU
+    # What runs had before the field: he for nature (since He initialization came in, before
+    # any recorded nature run but the one in benchmarks/results/ale-cpu/breakout-default-init-0,
+    # whose config.json says pytorch), PyTorch's default for the others.
+    "torso_init": "auto",
 }
 
 

@@ -11,6 +11,7 @@ from gdi.nets import (
     make_torso,
     preprocess_observations,
 )
+from gdi.nets.torsos import ResidualBlock
 from tests.nets.helpers import summed_terms
 from tests.tolerance import assert_close
 
@@ -130,3 +131,52 @@ def test_minatar_torso_and_its_gradients_match_the_definition_in_any_layout():
     got = output_and_gradients(torso, torso(x))
     want = output_and_gradients(torso, reference_minatar(torso, x.permute(0, 3, 1, 2)))
     assert_matches_minatar_definition(got, want, batch=len(x))
+
+
+def weights(torso, kind):
+    return [m.weight for m in torso.modules() if isinstance(m, kind)]
+
+
+def relative_std_error(weight: torch.Tensor, std: float) -> float:
+    return abs(weight.std().item() / std - 1)
+
+
+@pytest.mark.parametrize(("name", "init", "expected"), [
+    ("nature", "auto", "he"), ("nature", "pytorch", "pytorch"),
+    ("impala_deep", "auto", "pytorch"), ("impala_deep", "he", "he"),
+    ("minatar", "auto", "pytorch"), ("minatar", "he", "he"),
+])
+def test_each_initialization_draws_its_layers_at_its_scale(name, init, expected):
+    # He: normal with std √(2 / fan_in), zero biases; PyTorch: uniform on ±1/√fan_in, std
+    # 1/√(3·fan_in). Checked on the largest layer (the linear one, ≥ 100k weights: the sample
+    # std is within ~0.3 % of its expectation), the biases on every layer.
+    torch.manual_seed(0)
+    shape = (4, 10, 10) if name == "minatar" else (4, 84, 84)
+    torso = make_torso(name, shape, init=init)
+    linear = max(weights(torso, torch.nn.Linear), key=torch.Tensor.numel)
+    fan_in = linear.shape[1]
+    std = (2 / fan_in) ** 0.5 if expected == "he" else (3 * fan_in) ** -0.5
+    assert relative_std_error(linear, std) < 0.02
+    biases = [m.bias for m in torso.modules() if isinstance(m, torch.nn.Conv2d | torch.nn.Linear)]
+    assert all(torch.count_nonzero(b) == 0 for b in biases) == (expected == "he")
+
+
+def test_he_zero_residual_starts_every_residual_block_as_the_identity():
+    torch.manual_seed(0)
+    torso = make_torso("impala_deep", (4, 84, 84), init="he_zero_residual")
+    blocks = [m for m in torso.modules() if isinstance(m, ResidualBlock)]
+    assert len(blocks) == 6
+    x = torch.randn(3, 16, 21, 21)
+    assert torch.equal(blocks[0](x), x)
+    # The rest is He's: the first convolution of a block, 16 channels × 3 × 3 inputs (2,304
+    # weights: the sample std within ~4 % of its expectation at three standard errors).
+    assert relative_std_error(blocks[0].conv0.weight, (2 / (16 * 9)) ** 0.5) < 0.05
+
+
+@pytest.mark.parametrize(("name", "init", "match"), [
+    ("nature", "xavier", r"unknown torso_init 'xavier'; allowed: \('auto', 'pytorch', 'he'"),
+    ("nature", "he_zero_residual", "torso 'nature' has none"),
+])
+def test_a_bad_initialization_is_refused(name, init, match):
+    with pytest.raises(ValueError, match=match):
+        make_torso(name, (4, 84, 84), init=init)

@@ -36,6 +36,19 @@ def test_network_applies_its_observation_scale():
         build((4,), 2, torso="mlp", obs_scale=0.0)
 
 
+def test_the_configs_torso_init_reaches_every_familys_torso():
+    from gdi.runtime.components import build_network
+
+    config = resolve_config("gdi-h3", "minatar:breakout", torso_init="he")
+    net = build_network(config, env_shapes(resolve_env(config.env), seed=0))
+    for family in net.family_nets:  # He: zero biases (PyTorch's default draws them)
+        assert all(torch.count_nonzero(m.bias) == 0 for m in family.torso.modules()
+                   if isinstance(m, torch.nn.Conv2d | torch.nn.Linear))
+    default = build_network(resolve_config("gdi-h3", "minatar:breakout"),
+                            env_shapes(resolve_env(config.env), seed=0))
+    assert torch.count_nonzero(default.family_nets[1].torso.linear.bias) > 0
+
+
 def test_learner_threads_leave_cores_to_actor_processes():
     local = resolve_config("gdi-i3", "minatar:breakout", backend="local")
     assert learner_threads(local.replace(torch_threads=3)) == 3
