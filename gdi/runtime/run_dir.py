@@ -227,7 +227,7 @@ def read_config(run_dir: Path) -> tuple[Config, dict]:
 
     Every Config field must be in the file: a missing one is an error naming it, never filled
     from today's defaults (a run resumed with another batch size or network is another run),
-    except the runtime fields added since runs were first written (``FIELDS_ADDED_LATER``).
+    except the fields added since runs were first written (``FIELDS_ADDED_LATER``).
     A file that is not JSON, not an object, or holds a bad value is a ValueError naming the
     file and the problem."""
     path = Path(run_dir) / "config.json"
