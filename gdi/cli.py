@@ -169,9 +169,10 @@ def _train(preset, env, scale, frames, seed, backend, set, run_dir, resume, stop
                 f"--resume continues {resume} with its saved config; conflicting options: "
                 f"{conflicts or ''}{' --run-dir' if run_dir else ''}"
             )
+        # One step for the flags and --set: `--backend ray --set actor_device=cpu` must not be
+        # checked with the backend changed and the device not yet.
         changes = {"frames": frames, "backend": backend}
-        config = apply_overrides(
-            config.replace(**{k: v for k, v in changes.items() if v is not None}), set)
+        config = apply_overrides(config, set, **{k: v for k, v in changes.items() if v is not None})
         return run_training(config, resume, resume=True, stop=stop)
     config = apply_overrides(
         resolve_config(preset, env, scale, frames=frames, seed=seed, backend=backend), set

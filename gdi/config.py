@@ -426,11 +426,13 @@ def _coerce(name: str, raw: str, annotation: Any) -> Any:
     return value
 
 
-def apply_overrides(cfg: Config, assignments: list[str] | tuple[str, ...]) -> Config:
+def apply_overrides(cfg: Config, assignments: list[str] | tuple[str, ...], **fields: Any) -> Config:
     """Apply ``field=value`` strings; ``env_overrides.KEY=VALUE`` and ``meta_kwargs.KEY=VALUE``
-    set one key of those dicts. Unknown fields and malformed values raise ValueError."""
+    set one key of those dicts. Unknown fields and malformed values raise ValueError.
+    ``fields`` (typed values, such as a CLI flag's) are applied in the same step, so the
+    config is checked once with every change made; an assignment of the same field wins."""
     hints = typing.get_type_hints(Config)
-    changes: dict[str, Any] = {}
+    changes: dict[str, Any] = dict(fields)
     dict_updates: dict[str, dict[str, Any]] = {}
     for assignment in assignments:
         if "=" not in assignment:

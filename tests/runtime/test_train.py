@@ -206,6 +206,27 @@ def test_resume_with_a_conflicting_config_is_refused(tmp_path, capsys):
     assert "conflicting options: {'scale': ('gym', 'minatar')}" in capsys.readouterr().err
 
 
+def test_a_resume_onto_another_backend_takes_the_fields_it_needs_in_the_same_step(
+        tmp_path, monkeypatch):
+    # actor_device auto is refused on Ray: `--backend ray --set actor_device=cpu` must be
+    # checked as one change, not with the backend changed and the device not yet.
+    from types import SimpleNamespace
+
+    from gdi import cli
+    from gdi.config import Config
+    from gdi.runtime import wiring
+    from gdi.runtime.run_dir import write_config
+
+    run = tmp_path / "run"
+    run.mkdir()
+    write_config(run, tiny_config(actor_device="auto", backend="local"), {})
+    started = []
+    monkeypatch.setattr(wiring, "train", lambda config, *a, **k: started.append(config))
+    cli._train(Config.preset, Config.env, None, 5000, Config.seed, "ray", ("actor_device=cpu",),
+               None, run, SimpleNamespace(requested=False))
+    assert [(c.backend, c.actor_device, c.frames) for c in started] == [("ray", "cpu", 5000)]
+
+
 def test_evaluate_command_writes_scores(tmp_path, capsys):
     result = train(tiny_config(frames=400), tmp_path / "run", show_progress=False,
                    tensorboard=False)
