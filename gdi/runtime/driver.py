@@ -35,7 +35,7 @@ class AskAhead:
 
     A GPU learner steps faster than an actor acts a window: on the paper's ALE preset with CPU
     inference a window (32 environments × 40 new steps, 5,120 frames) took an actor ~1.9 s and
-    a learner step ~0.23 s, so a lead of 2 steps left the learner waiting for windows three
+    a learner step 0.17-0.21 s, so a lead of 2 steps left the learner waiting for windows three
     quarters of the time while the actors idled (docs/scaling.md, "One command for a GPU
     machine"). Where the learner is the bottleneck (a window takes at most one step) the lead
     stays ``LEAD_STEPS`` and the policy lag as low as asking just in time gives. Only where
