@@ -100,6 +100,12 @@ def references(game: str) -> tuple[float, float]:
     return float(scores.random[0]), float(scores.human_average[0])
 
 
+def hns_of(mean_return: float, game: str) -> float:
+    """The human-normalized score of one mean return on ``game`` (the paper's HNS)."""
+    random_score, human = references(game)
+    return float(hns([mean_return], [random_score], [human])[0])
+
+
 def read_gdi(run: Path) -> Curve:
     config, _ = read_config(run)
     rows = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()
@@ -168,7 +174,6 @@ def over_seeds(curves: list[Curve], window: int, common: float, reps: int) -> li
     groups: dict[str, list[Curve]] = {}
     for c in curves:
         groups.setdefault(c.group, []).append(c)
-    random_score, human = references(curves[0].game)
     lines = []
     for name, runs in groups.items():
         if len(runs) < 2:
@@ -187,7 +192,7 @@ def over_seeds(curves: list[Curve], window: int, common: float, reps: int) -> li
             band = curve_band(returns, reps=reps)
             for j, frames in enumerate(shared):
                 seeds = ", ".join(f"{r:.2f}" for r in returns[:, j])
-                score = float(hns([band.mean[j]], [random_score], [human])[0])
+                score = hns_of(band.mean[j], curves[0].game)
                 lines.append(f"| {frames:,.0f} | {minutes[:, j].mean():.0f} | {band.mean[j]:.2f} "
                              f"[{band.low[j]:.2f}, {band.high[j]:.2f}] | {seeds} | {score:.3f} |")
         training = np.array([[return_at(c, common, window)] for c in runs])
@@ -210,7 +215,7 @@ def table(curves: list[Curve], window: int, reps: int = REPS) -> str:
             mean = float(np.mean(returns))
             lines.append(f"| {c.label} | {frames:,.0f} | {minutes:.0f} | {mean:.2f} | "
                          f"{returns.min():g} – {returns.max():g} | "
-                         f"{float(hns([mean], [random_score], [human])[0]):.3f} |")
+                         f"{hns_of(mean, game):.3f} |")
     common = min(c.minutes for c in curves)
     lines += ["", f"Training return (mean of the last {window} episodes) at the wall time every "
               f"run reached, {common:.0f} minutes:", "",

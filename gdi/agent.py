@@ -174,12 +174,11 @@ def _usable_device(device: str | torch.device) -> torch.device:
     """``device`` as a torch.device this machine can run on ("auto": cuda where there is a GPU,
     else cpu); a ValueError naming it and what is allowed here otherwise."""
     from gdi.config import check_learner_device
+    from gdi.runtime.components import resolve_device
 
     name = str(device)
     check_learner_device(name, what="device")
-    if name == "auto":
-        name = "cuda" if torch.cuda.is_available() else "cpu"
-    return torch.device(name)
+    return torch.device(resolve_device(name))
 
 
 def _jsonable(value: Any) -> Any:

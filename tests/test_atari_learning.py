@@ -62,9 +62,10 @@ def test_a_folder_that_is_not_an_appo_experiment_is_one_line(tmp_path, capsys, n
     assert message in capsys.readouterr().err
 
 
-def write_gdi_run(run, seed, eval_returns=(8.0, 10.0), episode_returns=(1.0, 3.0)):
+def write_gdi_run(run, seed, eval_returns=(8.0, 10.0), episode_returns=(1.0, 3.0),
+                  episode_frames=(30_000, 120_000)):
     """A gdi run: 1,000 frames/s for 60 s, then an evaluation's 60 s at 500 frames/s, then
-    1,000 again; training episodes ending at 30,000 and 120,000 frames."""
+    1,000 again to 150,000 frames; training episodes ending at ``episode_frames``."""
     from gdi.presets import resolve_config
     from gdi.runtime.run_dir import write_config
     from gdi.scores import periodic_eval_name, write_eval_file
@@ -77,7 +78,7 @@ def write_gdi_run(run, seed, eval_returns=(8.0, 10.0), episode_returns=(1.0, 3.0
     (run / "meta.jsonl").write_text("".join(
         json.dumps({"frames": f, "actor": 0, "lambda": [1.0, 1.0, 0.5], "return": r,
                     "length": 100}) + "\n"
-        for f, r in zip((30_000, 120_000), episode_returns, strict=True)))
+        for f, r in zip(episode_frames, episode_returns, strict=True)))
     write_eval_file(run, periodic_eval_name(60_000), checkpoint="x", frames=60_000,
                     env="ale:Breakout", policy="π_λ", seed=0,
                     episodes=[{"return": r, "frames": 10, "seed": i}
@@ -103,12 +104,13 @@ def test_runs_named_alike_but_their_seed_form_a_group():
 
 def test_seeds_of_a_group_are_averaged_with_an_interval_around_the_mean(tmp_path):
     # Seed 0 evaluates to 9 (8, 10) and seed 1 to 15 (14, 16); their mean is 12. Training
-    # returns by the common wall time (2.5 minutes, the last episode's end, printed as 2):
+    # returns by the common wall time (3 minutes, the last episodes' end at 150,000 frames):
     # (1 + 3) / 2 = 2 and (5 + 7) / 2 = 6.
-    write_gdi_run(tmp_path / "breakout-0", seed=0)
+    ends = (30_000, 150_000)
+    write_gdi_run(tmp_path / "breakout-0", seed=0, episode_frames=ends)
     write_gdi_run(tmp_path / "breakout-1", seed=1, eval_returns=(14.0, 16.0),
-                  episode_returns=(5.0, 7.0))
-    write_gdi_run(tmp_path / "control-0", seed=0)  # a group of one: no row of its own
+                  episode_returns=(5.0, 7.0), episode_frames=ends)
+    write_gdi_run(tmp_path / "control-0", seed=0, episode_frames=ends)  # a group of one
     curves = [atari_learning.read_gdi(tmp_path / name)
               for name in ("breakout-0", "breakout-1", "control-0")]
     text = atari_learning.table(curves, window=100, reps=200)
@@ -119,4 +121,4 @@ def test_seeds_of_a_group_are_averaged_with_an_interval_around_the_mean(tmp_path
     assert 9.0 <= low <= 12.0 <= high <= 15.0
     assert "| 9.00, 15.00 |" in row
     assert f"{(12.0 - 1.7) / (30.5 - 1.7):.3f} |" in row
-    assert "training return at 2 minutes, mean over seeds 4.00 [95 % CI 2.00, 6.00]" in text
+    assert "training return at 3 minutes, mean over seeds 4.00 [95 % CI 2.00, 6.00]" in text

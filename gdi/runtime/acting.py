@@ -99,13 +99,11 @@ class Acting:
     def act(self, obs: np.ndarray) -> np.ndarray:
         """Actions ``int64 [num_envs]`` for observations ``[num_envs, *obs_shape]``, each
         sampled from its environment's π_λ; the draw is kept in ``pending``."""
-        def batch(a: np.ndarray) -> torch.Tensor:
-            return one_step(a, self.device)
-
+        device = self.device
         with torch.no_grad():
-            outputs, next_state = self.net(batch(obs), batch(self.prev_actions),
-                                           batch(self.prev_rewards), batch(self.resets),
-                                           self.state)
+            outputs, next_state = self.net(
+                one_step(obs, device), one_step(self.prev_actions, device),
+                one_step(self.prev_rewards, device), one_step(self.resets, device), self.state)
         probs = self.space.acting_probs(outputs.adv[:, 0].cpu().numpy(), self.lambdas)
         actions, log_mu = sample_actions(probs, self.rng)
         self.pending = ActionDraw(actions, log_mu, next_state)

@@ -187,11 +187,13 @@ def test_the_lead_covers_a_window_that_takes_longer_than_learner_steps():
 
 
 @pytest.mark.parametrize(("acting_s", "in_turn", "most_in_flight"),
-                         [(0.0, False, 3), (60.0, False, 8), (60.0, True, 3)])
+                         [(0.0, False, 3), (1e-9, False, 3), (60.0, False, 8),
+                          (60.0, True, 3)])
 def test_actors_are_asked_further_ahead_when_windows_take_longer_than_steps(
         acting_s, in_turn, most_in_flight):
     # Eight actors, windows arriving at the next receive. Windows that take no time to act
-    # are asked just in time (the lead of LEAD_STEPS: at most three in flight); windows that
+    # (none measured, or a nanosecond: shorter than a learner step) are asked just in time
+    # (the lead of LEAD_STEPS: at most three in flight); windows that
     # take a minute, against learner steps of microseconds, are asked of every actor at once,
     # unless the actors take turns with the learner (inline: the lead never reads the clock).
     config = fake_config(8)

@@ -108,6 +108,7 @@ def test_actors_on_the_gpu_train_checkpoint_and_resume(tmp_path):
     state = load_checkpoint(latest_checkpoint(cut.run_dir))
     for tensor in state["actors"][0]["net"].values():
         assert tensor.device.type == "cpu"
+    assert state["actors"][0]["state"].device.type == "cpu"  # the carried LSTM state
     resumed = train(config, tmp_path / "gpu", resume=True, show_progress=False,
                     tensorboard=False)
     assert resumed.frames >= 1200
