@@ -23,7 +23,9 @@ line style per seed. The table: every evaluation with its HNS, and each run's tr
 at the wall time every run reached. Runs whose folder names differ only in a trailing seed
 (``breakout-0``, ``breakout-1``; ``appo_ale_breakout_seed0``, ``..._seed1``) form a group, and
 for each group of two or more the table adds the mean over seeds of each evaluation and of
-the training return at that wall time, with 95 % bootstrap CIs (rliable).
+the training return at that wall time, with 95 % bootstrap CIs (rliable). ``--diagnostics
+PNG`` adds the gdi runs' learner statistics against frames (training return, mean V-trace
+target, gradient norm, learning rate): where the value targets settle before learning starts.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ import json
 import re
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -60,6 +62,8 @@ class Curve:
     eval_minutes: np.ndarray
     eval_frames: np.ndarray
     eval_returns: list[np.ndarray]
+    learner_rows: list[dict] = field(default_factory=list)
+    """A gdi run's logged rows with learner statistics (losses, targets, schedule)."""
 
     @property
     def minutes(self) -> float:
@@ -127,6 +131,7 @@ def read_gdi(run: Path) -> Curve:
         eval_minutes=np.interp(eval_frames, frames, seconds) / 60,
         eval_frames=eval_frames,
         eval_returns=[np.array([ep["return"] for ep in e["episodes"]]) for e in evals],
+        learner_rows=[row for row in rows if "losses/total" in row],
     )
 
 
@@ -274,6 +279,45 @@ def figure(curves: list[Curve], window: int, path: Path) -> None:
     plt.close(fig)
 
 
+#: What the diagnostics figure plots of each gdi run's learner rows: (key, title, log scale).
+DIAGNOSTICS = (
+    ("charts/episodic_return", "training return (episodes since the previous row)", False),
+    ("stats/vs_mean", "mean V-trace target v_s (shaped return)", False),
+    ("losses/grad_norm", "gradient norm before clipping", True),
+    ("schedule/learning_rate", "learning rate", False),
+)
+
+
+def diagnostics(curves: list[Curve], path: Path) -> None:
+    """The gdi runs' learner statistics against frames, one panel per ``DIAGNOSTICS`` key:
+    where a run's value targets and gradients settle, and what its learning rate was then."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    runs = [c for c in curves if c.learner_rows]
+    if not runs:
+        raise ValueError("--diagnostics needs a gdi run (--gdi) with logged learner rows")
+    fig, axes = plt.subplots(len(DIAGNOSTICS), 1, figsize=(10, 2.4 * len(DIAGNOSTICS)),
+                             sharex=True)
+    for i, c in enumerate(runs):
+        frames = np.array([row["frames"] for row in c.learner_rows]) / 1e6
+        for ax, (key, title, log) in zip(axes, DIAGNOSTICS, strict=True):
+            values = [row.get(key, np.nan) for row in c.learner_rows]
+            ax.plot(frames, values, color=f"C{i}", lw=1, label=c.label)
+            ax.set_title(title, fontsize=9)
+            ax.set_yscale("log" if log else "linear")
+            ax.grid(alpha=0.3)
+    axes[0].legend(fontsize=7)
+    axes[-1].set_xlabel("frames (millions)")
+    fig.suptitle(f"{runs[0].game}: what the learner saw")
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.atari_learning",
                                      description=__doc__.split("\n\n")[0])
@@ -283,6 +327,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--window", type=int, default=100,
                         help="training episodes per point of the training curves")
     parser.add_argument("--out", type=Path, required=True, help="PNG to write")
+    parser.add_argument("--diagnostics", type=Path, default=None,
+                        help="also a PNG of the gdi runs' value targets, gradient norms and "
+                             "learning rate against frames")
     args = parser.parse_args(argv)
     if args.window < 1:
         parser.error(f"--window must be at least 1, got {args.window}")
@@ -294,6 +341,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if len(games) > 1:
             raise ValueError(f"the runs play different games ({', '.join(games)}); give one "
                              "game's runs")
+        if args.diagnostics is not None:
+            diagnostics(curves, args.diagnostics)
     except (OSError, ValueError, KeyError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 1

@@ -122,3 +122,22 @@ def test_seeds_of_a_group_are_averaged_with_an_interval_around_the_mean(tmp_path
     assert "| 9.00, 15.00 |" in row
     assert f"{(12.0 - 1.7) / (30.5 - 1.7):.3f} |" in row
     assert "training return at 3 minutes, mean over seeds 4.00 [95 % CI 2.00, 6.00]" in text
+
+
+def test_diagnostics_plot_a_gdi_runs_learner_rows_and_need_one(tmp_path, capsys):
+    run = tmp_path / "breakout-0"
+    write_gdi_run(run, seed=0)
+    with (run / "metrics.jsonl").open("a") as f:  # a learner row: what the panels read
+        f.write(json.dumps({"frames": 160_000, "perf/fps": 1000.0, "losses/total": 1.0,
+                            "stats/vs_mean": 2.0, "losses/grad_norm": 9.0,
+                            "schedule/learning_rate": 4e-4}) + "\n")
+    curve = atari_learning.read_gdi(run)
+    assert [row["frames"] for row in curve.learner_rows] == [160_000]
+    out = tmp_path / "diag.png"
+    assert atari_learning.main(["--gdi", str(run), "--out", str(tmp_path / "f.png"),
+                                "--diagnostics", str(out)]) == 0
+    assert out.stat().st_size > 0
+    write_appo(tmp_path / "appo_ale_breakout_seed0", [(60.0, 1000, 1.0)])
+    assert atari_learning.main(["--appo", str(tmp_path / "appo_ale_breakout_seed0"), "--out",
+                                str(tmp_path / "g.png"), "--diagnostics", str(out)]) == 1
+    assert "--diagnostics needs a gdi run" in capsys.readouterr().err
