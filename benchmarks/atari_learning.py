@@ -249,7 +249,7 @@ def figure(curves: list[Curve], window: int, path: Path) -> None:
 
     game = curves[0].game
     random_score, human = references(game)
-    fig, axes = plt.subplots(1, 2, figsize=(12, 4.2), sharey=True)
+    fig, axes = plt.subplots(1, 2, figsize=(12, 5.2), sharey=True)
     groups = list(dict.fromkeys(c.group for c in curves))
     seen: dict[str, int] = {}
     for c in curves:
@@ -271,9 +271,11 @@ def figure(curves: list[Curve], window: int, path: Path) -> None:
     axes[0].set_xlabel("wall time (minutes)")
     axes[1].set_xlabel("frames (millions)")
     axes[0].set_ylabel(f"{game} return (raw score)")
-    axes[1].legend(fontsize=7, loc="upper left")
     fig.suptitle(f"{game}: learning against wall time and frames")
-    fig.tight_layout()
+    handles, labels = axes[1].get_legend_handles_labels()
+    rows = (len(labels) + 1) // 2
+    fig.legend(handles, labels, fontsize=7, loc="lower center", ncol=2, frameon=False)
+    fig.tight_layout(rect=(0, 0.035 * (rows + 1), 1, 1))  # the legend below the panels
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=120)
     plt.close(fig)
