@@ -121,6 +121,9 @@ class Config:
     """ξ, scale of the V loss."""
     q_loss_scale: float = 10.0
     """α, scale of the Q loss."""
+    q_loss_trains_value: bool = True
+    """Whether the Q loss's gradient reaches V through Q = Ā + V (Eq. "casa equ"; the paper does
+    not say). True: V learns from α·L_Q as well as ξ·L_V; False: V from the V loss alone."""
     pg_loss_scale: float = 10.0
     """β, scale of the policy-gradient loss."""
     entropy_scale: float = 0.0

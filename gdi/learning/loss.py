@@ -46,6 +46,9 @@ class LossConfig:
     """ξ, weight of the V-trace value loss."""
     q_loss_scale: float = Config.q_loss_scale
     """α, weight of the Retrace Q loss."""
+    q_loss_trains_value: bool = Config.q_loss_trains_value
+    """Whether L_Q's gradient reaches V through Q = Ā + V; False stops it there, so that V
+    learns from ξ·L_V alone and L_Q trains the advantages only."""
     pg_loss_scale: float = Config.pg_loss_scale
     """β, weight of the policy-gradient loss."""
     entropy_scale: float = Config.entropy_scale
@@ -90,6 +93,10 @@ class LossConfig:
                     f"{field}: an importance-weight truncation must be a number >= 0 "
                     f"(float('inf') for none), got {value!r}"
                 )
+        if not isinstance(self.q_loss_trains_value, bool):
+            raise ValueError(
+                f"q_loss_trains_value: must be True or False, got {self.q_loss_trains_value!r}"
+            )
         scales = {
             "value_loss_scale": self.value_loss_scale,
             "q_loss_scale": self.q_loss_scale,
@@ -237,7 +244,8 @@ def loss(
       family λ names); log ρ_t = log π(a_t) − log μ(a_t), detached;
     * for each family k, its own shaped rewards r_k = shape_k(r), plus γ·V_k(final
       observation) at steps a time limit cut (``truncation_bootstrap``), and:
-      Q_k = Ā_k + V_k with Ā_k = A_k − E_π[A_k], π detached (Eq. "casa equ");
+      Q_k = Ā_k + V_k with Ā_k = A_k − E_π[A_k], π detached (Eq. "casa equ"), V_k detached
+      too when ``config.q_loss_trains_value`` is False;
       V-trace (v_s, ρ_s δ) from (log ρ, γ_t, r_k, V_k, V_k(x_T));
       Retrace target G from (log ρ, γ_t, r_k, Q_k(x_t, a_t), E_π Q_k(x_t, ·) = V_k(x_t), V_k(x_T));
       L_V,k = ½(v_s − V_k)², L_Q,k = ½(G − Q_k(x_t, a_t))², L_π,k = −ρ_s δ · log π_k(a_t);
@@ -306,7 +314,9 @@ def loss(
             clip_pg_rho=config.clip_pg_rho,
         )
 
-        q_values = dueling_q(adv[family], value, target_policy)  # π detached inside Ā
+        # π detached inside Ā; V detached too when only L_V is to train it.
+        q_value = value if config.q_loss_trains_value else value.detach()
+        q_values = dueling_q(adv[family], q_value, target_policy)
         q_taken = _taken(q_values, actions)
         # E_π[Q(x, ·)] = Σ_a π(a)(A(a) − Σ_b π(b) A(b) + V) = E_π[A] − E_π[A]·Σ_a π(a) + V = V,
         # because Σ_a π(a) = 1: the dueling V is exactly the expected Q that Retrace needs.

@@ -77,6 +77,7 @@ FIELDS_ADDED_LATER = {
     # any recorded nature run but the one in benchmarks/results/ale-cpu/breakout-default-init-0,
     # whose config.json says pytorch), PyTorch's default for the others.
     "torso_init": "auto",
+    "q_loss_trains_value": True,  # before it, L_Q always reached V through Q = Ā + V
 }
 
 

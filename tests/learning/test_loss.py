@@ -389,6 +389,40 @@ def test_gradient_only_through_the_online_values(reward_shapes):
     assert (value_grad[:, num_steps] == 0).all() and (adv_grad[:, num_steps] == 0).all()
 
 
+@pytest.mark.parametrize("reward_shapes", [("log",), ("log", "root")])
+def test_q_loss_kept_from_v_trains_v_by_the_v_loss_alone(reward_shapes):
+    """q_loss_trains_value=False: V's gradient is that of ξ·L_V = ξ·½(v_s − V)² alone (from the
+    V-trace reference), the advantages' gradient and every metric are unchanged."""
+    config = LossConfig(reward_shapes=reward_shapes, clip_rho=1.2, clip_c=0.9)
+    kept = replace(config, q_loss_trains_value=False)
+    outputs, batch = make_case(config.num_families, seed=4)
+    total, metrics = loss(outputs, batch, config)
+    kept_total, kept_metrics = loss(outputs, batch, kept)
+    adv_grad, value_grad = torch.autograd.grad(total, [outputs.adv, outputs.value])
+    kept_adv_grad, kept_value_grad = torch.autograd.grad(kept_total, [outputs.adv, outputs.value])
+
+    num_steps = batch.actions.shape[0]
+    value = outputs.value
+    pi = naive_log_policy(outputs.adv[0, :num_steps], outputs.adv[-1, :num_steps], batch.lambdas)
+    take = batch.actions[..., None]
+    log_rhos = pi.gather(-1, take)[..., 0].detach() - batch.behavior_log_probs
+    value_loss = 0.0
+    for k in range(config.num_families):
+        rewards = batch.rewards.clone().apply_(SHAPES[reward_shapes[k]])
+        v = value[k, :num_steps]
+        vs, _ = vtrace_reference(
+            log_rhos, batch.discounts, rewards, v.detach(), value[k, num_steps].detach(), 1.2, 0.9
+        )
+        value_loss = value_loss + 0.5 * ((vs - v) ** 2).mean()
+    (expected_value_grad,) = torch.autograd.grad(value_loss, [value])
+
+    assert_close(kept_value_grad, expected_value_grad, terms=num_steps)
+    assert torch.equal(kept_adv_grad, adv_grad)  # the same graph into A, op for op
+    assert kept_metrics == metrics and torch.equal(kept_total, total)
+    # The default's V gradient carries α·(Q(x_t, a_t) − G) on top: not the V loss's alone.
+    assert not is_close(value_grad, expected_value_grad, terms=num_steps)
+
+
 @pytest.mark.parametrize("pg_family", [0, 1])
 def test_each_family_policy_gradient_reaches_only_its_own_advantages(pg_family):
     # Rewards 0 (both shapes map 0 to 0) and V ≡ 0 in the other family: the other family's
@@ -496,6 +530,8 @@ def test_float32_inputs():
         ("clip_pg_rho", -0.5),
         ("value_loss_scale", -1.0),
         ("q_loss_scale", float("inf")),
+        ("q_loss_trains_value", "no"),
+        ("q_loss_trains_value", 0),
         ("pg_loss_scale", "10"),
         ("entropy_scale", -0.01),
         ("aux_loss_scale", float("nan")),
