@@ -172,6 +172,36 @@ def return_at(curve: Curve, minutes: float, window: int) -> float:
     return float(np.mean(done[-window:])) if done.size else float("nan")
 
 
+def first_reached(curve: Curve, level: float, window: int) -> tuple[float, float] | None:
+    """(minutes, frames) of the first training episode at whose end the mean return of the
+    last ``window`` episodes reached ``level``; None if it never did."""
+    reached = np.flatnonzero(trailing_mean(curve.episode_returns, window) >= level)
+    if not reached.size:
+        return None
+    return float(curve.episode_minutes[reached[0]]), float(curve.episode_frames[reached[0]])
+
+
+def default_levels(game: str) -> list[float]:
+    """Raw scores at a quarter, half, three quarters and all of the human score (HNS)."""
+    random_score, human = references(game)
+    return [random_score + share * (human - random_score) for share in (0.25, 0.5, 0.75, 1.0)]
+
+
+def time_to_levels(curves: list[Curve], window: int, levels: Sequence[float]) -> list[str]:
+    """A table of when each run's training return first reached each level."""
+    lines = ["", f"First time the training return (mean of the last {window} episodes) reached "
+             "each level, minutes / frames (— never):", "",
+             "| run | " + " | ".join(f"{level:g}" for level in levels) + " |",
+             "| --- |" + " ---: |" * len(levels)]
+    for c in curves:
+        cells = []
+        for level in levels:
+            at = first_reached(c, level, window)
+            cells.append("—" if at is None else f"{at[0]:.0f} / {at[1] / 1e6:.2f}M")
+        lines.append(f"| {c.label} | " + " | ".join(cells) + " |")
+    return lines
+
+
 def over_seeds(curves: list[Curve], window: int, common: float, reps: int) -> list[str]:
     """For each group of two or more runs (seeds of one setting): the mean over seeds of each
     evaluation they all made and of the training return at ``common`` minutes, with its 95 %
@@ -208,7 +238,8 @@ def over_seeds(curves: list[Curve], window: int, common: float, reps: int) -> li
     return lines
 
 
-def table(curves: list[Curve], window: int, reps: int = REPS) -> str:
+def table(curves: list[Curve], window: int, reps: int = REPS,
+          levels: Sequence[float] | None = None) -> str:
     game = curves[0].game
     random_score, human = references(game)
     lines = [f"Each gdi evaluation on {game} (random {random_score:g}, human {human:g}):", "",
@@ -233,6 +264,7 @@ def table(curves: list[Curve], window: int, reps: int = REPS) -> str:
         lines.append(f"| {c.label} | {frames.max() if frames.size else 0:,.0f} | "
                      f"{return_at(c, common, window):.2f} | "
                      f"{max(evals) if evals else float('nan'):.2f} |")
+    lines += time_to_levels(curves, window, default_levels(game) if levels is None else levels)
     lines += over_seeds(curves, window, common, reps)
     return "\n".join(lines) + "\n"
 
@@ -328,6 +360,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="appo_peer.py experiment folders (with curve_episodes.csv)")
     parser.add_argument("--window", type=int, default=100,
                         help="training episodes per point of the training curves")
+    parser.add_argument("--levels", nargs="+", type=float, default=None,
+                        help="training returns whose first time to reach the report tables "
+                             "(default: a quarter, half, three quarters and all of the human "
+                             "score)")
     parser.add_argument("--out", type=Path, required=True, help="PNG to write")
     parser.add_argument("--diagnostics", type=Path, default=None,
                         help="also a PNG of the gdi runs' value targets, gradient norms and "
@@ -349,7 +385,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {err}", file=sys.stderr)
         return 1
     figure(curves, args.window, args.out)
-    text = table(curves, args.window)
+    text = table(curves, args.window, levels=args.levels)
     args.out.with_suffix(".md").write_text(text)
     print(text)
     print(f"wrote {args.out} and {args.out.with_suffix('.md')}")

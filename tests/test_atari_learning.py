@@ -96,6 +96,25 @@ def test_a_gdi_run_reports_each_evaluation_with_its_minutes_and_hns(tmp_path):
     assert f"| 60,000 | 1 | 9.00 | 8 – 10 | {hns:.3f} |" in table
 
 
+def test_time_to_a_level_is_the_first_episode_whose_trailing_mean_reaches_it():
+    # Returns 0, 4, 2, 8 at minutes 1-4: trailing means over 2 episodes 0, 2, 3, 5.
+    curve = atari_learning.Curve(
+        label="run", group="run", game="Breakout",
+        episode_minutes=np.array([1.0, 2.0, 3.0, 4.0]),
+        episode_frames=np.array([1e5, 2e5, 3e5, 4e5]),
+        episode_returns=np.array([0.0, 4.0, 2.0, 8.0]),
+        eval_minutes=np.zeros(0), eval_frames=np.zeros(0), eval_returns=[])
+    assert atari_learning.first_reached(curve, 3.0, window=2) == (3.0, 3e5)
+    assert atari_learning.first_reached(curve, 4.0, window=1) == (2.0, 2e5)  # one episode
+    assert atari_learning.first_reached(curve, 5.5, window=2) is None
+    lines = atari_learning.time_to_levels([curve], window=2, levels=[2.0, 3.0, 6.0])
+    assert "| run | 2 / 0.20M | 3 / 0.30M | — |" in lines
+    # By default a quarter, half, three quarters and all of the human score: Breakout's
+    # random 1.7 and human 30.5 give 8.9, 16.1, 23.3 and 30.5.
+    assert_close(np.array(atari_learning.default_levels("Breakout")),
+                 np.array([8.9, 16.1, 23.3, 30.5]), magnitude=30.5)
+
+
 def test_runs_named_alike_but_their_seed_form_a_group():
     assert atari_learning.group_of("breakout-1") == "breakout"
     assert atari_learning.group_of("breakout-default-init-0") == "breakout-default-init"
