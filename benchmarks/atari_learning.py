@@ -318,8 +318,19 @@ DIAGNOSTICS = (
     ("charts/episodic_return", "training return (episodes since the previous row)", False),
     ("stats/vs_mean", "mean V-trace target v_s (shaped return)", False),
     ("losses/grad_norm", "gradient norm before clipping", True),
+    ("losses/entropy", "entropy of π_λ at the batch's λ (nats)", False),
     ("schedule/learning_rate", "learning rate", False),
 )
+
+
+def diagnostic_series(rows: list[dict], key: str) -> tuple[np.ndarray, np.ndarray]:
+    """``(frames, values)`` of the learner rows that logged ``key``, the others skipped so the
+    line joins the logged points: a row has a training return only when an episode ended since
+    the previous row, which in a long game (Boxing: 1,780 steps, the actor's environments in
+    lockstep) is one row in several."""
+    logged = [row for row in rows if key in row]
+    return (np.array([row["frames"] for row in logged], dtype=np.float64),
+            np.array([row[key] for row in logged], dtype=np.float64))
 
 
 def diagnostics(curves: list[Curve], path: Path) -> None:
@@ -336,10 +347,9 @@ def diagnostics(curves: list[Curve], path: Path) -> None:
     fig, axes = plt.subplots(len(DIAGNOSTICS), 1, figsize=(10, 2.4 * len(DIAGNOSTICS)),
                              sharex=True)
     for i, c in enumerate(runs):
-        frames = np.array([row["frames"] for row in c.learner_rows]) / 1e6
         for ax, (key, title, log) in zip(axes, DIAGNOSTICS, strict=True):
-            values = [row.get(key, np.nan) for row in c.learner_rows]
-            ax.plot(frames, values, color=f"C{i}", lw=1, label=c.label)
+            frames, values = diagnostic_series(c.learner_rows, key)
+            ax.plot(frames / 1e6, values, color=f"C{i}", lw=1, label=c.label)
             ax.set_title(title, fontsize=9)
             ax.set_yscale("log" if log else "linear")
             ax.grid(alpha=0.3)

@@ -160,3 +160,15 @@ def test_diagnostics_plot_a_gdi_runs_learner_rows_and_need_one(tmp_path, capsys)
     assert atari_learning.main(["--appo", str(tmp_path / "appo_ale_breakout_seed0"), "--out",
                                 str(tmp_path / "g.png"), "--diagnostics", str(out)]) == 1
     assert "--diagnostics needs a gdi run" in capsys.readouterr().err
+
+
+def test_diagnostic_series_skips_the_rows_that_did_not_log_the_key():
+    rows = [{"frames": 100, "losses/entropy": 1.5, "charts/episodic_return": -3.0},
+            {"frames": 200, "losses/entropy": 1.2},
+            {"frames": 300, "losses/entropy": 0.9, "charts/episodic_return": 2.0}]
+    frames, values = atari_learning.diagnostic_series(rows, "charts/episodic_return")
+    assert frames.tolist() == [100.0, 300.0] and values.tolist() == [-3.0, 2.0]
+    frames, values = atari_learning.diagnostic_series(rows, "losses/entropy")
+    assert frames.tolist() == [100.0, 200.0, 300.0] and values.tolist() == [1.5, 1.2, 0.9]
+    frames, values = atari_learning.diagnostic_series(rows, "stats/vs_mean")
+    assert frames.size == 0 and values.size == 0
