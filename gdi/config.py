@@ -112,7 +112,8 @@ class Config:
     """Bootstrap an episode cut by a time limit from its final observation's value; False ends
     it like a termination (discount 0, nothing after)."""
     reward_shapes: tuple[str, ...] = ("log",)
-    """Reward shaping per family: log, root or none (App. Hyperparameters)."""
+    """Reward shaping per family: log, root or none (App. Hyperparameters), or symlog (the
+    log shape read as symmetric; docs/paper-choices.md)."""
     clip_rho: float = 1.05
     """Importance-sampling clip ρ̄ (V-trace targets)."""
     clip_c: float = 1.05

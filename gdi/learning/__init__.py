@@ -15,6 +15,7 @@ from gdi.learning.shaping import (
     identity_shape,
     log_shape,
     root_shape,
+    symlog_shape,
 )
 from gdi.learning.vtrace import VTraceReturns, vtrace
 
@@ -31,6 +32,7 @@ __all__ = [
     "loss",
     "retrace",
     "root_shape",
+    "symlog_shape",
     "vtrace",
 ]
 

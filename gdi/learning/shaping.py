@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 import torch
 
-__all__ = ["REWARD_SHAPES", "get_reward_shape", "identity_shape", "log_shape", "root_shape"]
+__all__ = ["REWARD_SHAPES", "get_reward_shape", "identity_shape", "log_shape", "root_shape", "symlog_shape"]
 
 
 def _check_rewards(rewards: torch.Tensor) -> None:
@@ -31,6 +31,18 @@ def log_shape(rewards: torch.Tensor) -> torch.Tensor:
     return torch.log1p(rewards.abs()) * sign_weight
 
 
+def symlog_shape(rewards: torch.Tensor) -> torch.Tensor:
+    """sign(r)·log(|r| + 1): the log shape with both signs weighed alike.
+
+    Not in the paper's table: it is the reading of Reward Shape 1 as a typo (docs/
+    paper-choices.md), kept beside the printed formula so that a run can test whether the
+    printed shape's 2:1 weight of positive over negative rewards matters (``--set
+    reward_shapes='["symlog"]'``).
+    """
+    _check_rewards(rewards)
+    return torch.sign(rewards) * torch.log1p(rewards.abs())
+
+
 def root_shape(rewards: torch.Tensor) -> torch.Tensor:
     """sign(r)·((|r| + 1)^0.25 − 1) + 0.001·r (GDI-H³ Reward Shape 2)."""
     _check_rewards(rewards)
@@ -46,6 +58,7 @@ def identity_shape(rewards: torch.Tensor) -> torch.Tensor:
 REWARD_SHAPES: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
     "log": log_shape,
     "root": root_shape,
+    "symlog": symlog_shape,
     "none": identity_shape,
 }
 

@@ -5,7 +5,8 @@ import math
 import pytest
 import torch
 
-from gdi.learning import REWARD_SHAPES, get_reward_shape, identity_shape, log_shape, root_shape
+from gdi.learning import (REWARD_SHAPES, get_reward_shape, identity_shape, log_shape, root_shape,
+                          symlog_shape)
 from tests.tolerance import assert_close
 
 DTYPE = torch.float64
@@ -22,6 +23,18 @@ def test_log_shape_as_printed():
 def test_log_shape_weighs_positive_rewards_twice():
     rewards = torch.tensor([0.5, 3.0, 100.0], dtype=DTYPE)
     assert_close(log_shape(rewards), -2.0 * log_shape(-rewards))
+
+
+def test_symlog_shape_weighs_both_signs_alike():
+    e = math.e
+    rewards = torch.tensor([0.0, e - 1.0, -(e - 1.0), e**2 - 1.0, -(e**3 - 1.0), -1.0], dtype=DTYPE)
+    # sign(r)·log(|r| + 1): 0 → 0, ±(e − 1) → ±1, e² − 1 → 2, −(e³ − 1) → −3, −1 → −log 2
+    expected = torch.tensor([0.0, 1.0, -1.0, 2.0, -3.0, -math.log(2.0)], dtype=DTYPE)
+    assert_close(symlog_shape(rewards), expected)
+    # Where the printed log shape doubles a positive reward, symlog keeps it.
+    positive = torch.tensor([0.5, 3.0, 100.0], dtype=DTYPE)
+    assert_close(log_shape(positive), 2.0 * symlog_shape(positive))
+    assert_close(log_shape(-positive), symlog_shape(-positive))
 
 
 def test_root_shape_by_hand():
@@ -47,11 +60,12 @@ def test_identity_and_dtype_preserved():
 
 
 def test_registry():
-    assert set(REWARD_SHAPES) == {"log", "root", "none"}
+    assert set(REWARD_SHAPES) == {"log", "root", "symlog", "none"}
     assert get_reward_shape("log") is log_shape
     assert get_reward_shape("root") is root_shape
+    assert get_reward_shape("symlog") is symlog_shape
     assert get_reward_shape("none") is identity_shape
-    with pytest.raises(ValueError, match=r"unknown reward shape 'clip'.*log, none, root"):
+    with pytest.raises(ValueError, match=r"unknown reward shape 'clip'.*log, none, root, symlog"):
         get_reward_shape("clip")
 
 
