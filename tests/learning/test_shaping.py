@@ -5,8 +5,14 @@ import math
 import pytest
 import torch
 
-from gdi.learning import (REWARD_SHAPES, get_reward_shape, identity_shape, log_shape, root_shape,
-                          symlog_shape)
+from gdi.learning import (
+    REWARD_SHAPES,
+    get_reward_shape,
+    identity_shape,
+    log_shape,
+    root_shape,
+    symlog_shape,
+)
 from tests.tolerance import assert_close
 
 DTYPE = torch.float64
