@@ -41,10 +41,12 @@ class EpisodeTotals:
         default_factory=lambda: {name: [] for name in REWARD_SHAPES})
 
 
-def episode_totals(rewards: np.ndarray, done: np.ndarray, episodes: int) -> EpisodeTotals:
-    """Totals of the first ``episodes`` episodes to end in time-major ``rewards`` and ``done``
-    (``[T, num_envs]``; an episode's last step has ``done`` true). Episodes still running at
-    ``T`` are left out, so every total covers a whole episode."""
+def episode_totals(rewards: np.ndarray, done: np.ndarray, per_env: int) -> EpisodeTotals:
+    """Totals of each environment's first ``per_env`` episodes in time-major ``rewards`` and
+    ``done`` (``[T, num_envs]``; an episode's last step has ``done`` true, and the next step
+    starts the next episode, as gdi's vector environments reset). Episodes still running at
+    ``T`` are left out, so every total covers a whole episode. The same count from every
+    environment, not the first episodes to end overall, which would favour short episodes."""
     rewards = np.asarray(rewards, dtype=np.float64)
     done = np.asarray(done, dtype=bool)
     if rewards.shape != done.shape or rewards.ndim != 2:
@@ -53,43 +55,46 @@ def episode_totals(rewards: np.ndarray, done: np.ndarray, episodes: int) -> Epis
     shaped = {name: shape(torch.from_numpy(rewards)).numpy()
               for name, shape in REWARD_SHAPES.items()}
     totals = EpisodeTotals()
-    ended = []  # (step, env, first step) of each finished episode
     for env in range(rewards.shape[1]):
+        ends = np.flatnonzero(done[:, env])
+        if len(ends) < per_env:
+            raise ValueError(f"environment {env} finished {len(ends)} episodes, fewer than "
+                             f"per_env={per_env}")
         start = 0
-        for step in np.flatnonzero(done[:, env]):
-            ended.append((int(step), env, start))
-            start = int(step) + 1
-    for step, env, start in sorted(ended)[:episodes]:
-        r = rewards[start:step + 1, env]
-        totals.raw.append(float(r.sum()))
-        totals.positive.append(float(r[r > 0].sum()))
-        totals.negative.append(float(r[r < 0].sum()))
-        for name, values in shaped.items():
-            totals.shaped[name].append(float(values[start:step + 1, env].sum()))
+        for step in ends[:per_env]:
+            r = rewards[start:step + 1, env]
+            totals.raw.append(float(r.sum()))
+            totals.positive.append(float(r[r > 0].sum()))
+            totals.negative.append(float(r[r < 0].sum()))
+            for name, values in shaped.items():
+                totals.shaped[name].append(float(values[start:step + 1, env].sum()))
+            start = step + 1
     return totals
 
 
 Policy = tuple[Callable[[np.ndarray], np.ndarray], Callable[..., object]]
 
 
-def play(env_config, policy_for: Callable[[object], Policy], num_envs: int, episodes: int,
+def play(env_config, policy_for: Callable[[object], Policy], num_envs: int, per_env: int,
          seed: int) -> EpisodeTotals:
-    """Step ``num_envs`` environments until ``episodes`` have ended, with the ``(act,
-    observe)`` pair ``policy_for(env)`` returns."""
+    """Step ``num_envs`` environments until each has ended ``per_env`` episodes, with the
+    ``(act, observe)`` pair ``policy_for(env)`` returns."""
     env = make_vector_env(env_config, num_envs, seed=seed)
     act, observe = policy_for(env)
     obs, _ = env.reset()
     rewards, dones = [], []
+    finished = np.zeros(num_envs, dtype=np.int64)
     try:
-        while sum(int(d.sum()) for d in dones) < episodes:
+        while finished.min() < per_env:
             actions = act(obs)
             obs, reward, terminated, truncated, _ = env.step(actions)
             observe(reward, terminated, truncated)
             rewards.append(np.asarray(reward, dtype=np.float64))
             dones.append(np.logical_or(terminated, truncated))
+            finished += dones[-1]
     finally:
         env.close()
-    return episode_totals(np.stack(rewards), np.stack(dones), episodes)
+    return episode_totals(np.stack(rewards), np.stack(dones), per_env)
 
 
 def uniform_policy(seed: int) -> Callable[[object], Policy]:
@@ -118,24 +123,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.shaped_returns",
                                      description=__doc__.split("\n\n")[0])
     parser.add_argument("run", type=Path, help="a gdi run folder with a checkpoint")
-    parser.add_argument("--episodes", type=int, default=8, help="episodes per policy")
+    parser.add_argument("--episodes", type=int, default=8,
+                        help="episodes per policy, rounded up to a multiple of --envs so that "
+                             "every environment plays as many")
     parser.add_argument("--envs", type=int, default=8, help="environments stepped together")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     if args.episodes < 1 or args.envs < 1:
         parser.error(f"--episodes {args.episodes} and --envs {args.envs} must be at least 1")
+    per_env = -(-args.episodes // args.envs)
     agent = gdi.load_agent(args.run, seed=args.seed)
 
     def agent_policy(env) -> Policy:
         agent.reset(env)
         return agent.act, agent.observe
 
-    rows = {"agent (λ ~ P_Λ)": play(agent.env_config, agent_policy, args.envs, args.episodes,
+    rows = {"agent (λ ~ P_Λ)": play(agent.env_config, agent_policy, args.envs, per_env,
                                     args.seed),
             "uniform random": play(agent.env_config, uniform_policy(args.seed), args.envs,
-                                   args.episodes, args.seed)}
-    print(f"{agent.env_config.spec} ({args.run}): mean per episode, {args.episodes} episodes "
-          "per policy\n")
+                                   per_env, args.seed)}
+    print(f"{agent.env_config.spec} ({args.run}): mean per episode, {per_env * args.envs} "
+          f"episodes per policy ({per_env} in each of {args.envs} environments)\n")
     print(table(rows))
     return 0
 
