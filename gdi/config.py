@@ -129,6 +129,9 @@ class Config:
     """β, scale of the policy-gradient loss."""
     entropy_scale: float = 0.0
     """Entropy regularization (paper: none)."""
+    pg_advantage_norm: Literal["none", "center", "standardize"] = "none"
+    """The policy gradient's advantages ρ_s δ over each batch: none (the paper), center (minus
+    their mean) or standardize (centred, divided by their standard deviation)."""
     aux_loss_scale: float = 1.0
     """Scale of the auxiliary dynamics losses."""
     learning_rate: float = 5e-4
@@ -281,6 +284,10 @@ def _validate(cfg: Config) -> None:
             f"backend must be one of {', '.join(backends.BACKENDS)}, got {cfg.backend!r}")
     if cfg.ray_placement not in ("spread", "pack"):
         raise ValueError(f"ray_placement must be spread or pack, got {cfg.ray_placement!r}")
+    norms = typing.get_args(typing.get_type_hints(Config)["pg_advantage_norm"])
+    if cfg.pg_advantage_norm not in norms:
+        raise ValueError(f"pg_advantage_norm must be one of {', '.join(norms)}, got "
+                         f"{cfg.pg_advantage_norm!r}")
     if cfg.backend == "ray" and cfg.actor_device != "cpu":
         raise ValueError(
             f"actor_device={cfg.actor_device!r} needs the local or inline backend: Ray actors "

@@ -12,6 +12,7 @@ metrics)``; the learner holds the optimizer and calls it. Naming convention: see
 from __future__ import annotations
 
 import math
+import typing
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -24,7 +25,33 @@ from gdi.learning.shaping import REWARD_SHAPES
 from gdi.learning.vtrace import check_time_major, vtrace
 from gdi.policy_space import POLICY_SPACES, PolicySpace
 
-__all__ = ["LossBatch", "LossConfig", "LossOutputs", "loss"]
+__all__ = ["PG_ADVANTAGE_NORMS", "LossBatch", "LossConfig", "LossOutputs", "loss",
+           "normalized_pg_advantages"]
+
+#: How the policy gradient's advantages may be normalized over a batch (not in the paper):
+#: the names Config's field allows.
+PG_ADVANTAGE_NORMS = typing.get_args(typing.get_type_hints(Config)["pg_advantage_norm"])
+
+
+def normalized_pg_advantages(pg_advantages: torch.Tensor, norm: str,
+                             eps: float = 1e-8) -> torch.Tensor:
+    """The policy gradient's advantages ρ_s δ ``[T, B]``, normalized over the whole batch.
+
+    "none": unchanged (the paper). "center": minus their mean, so that a batch whose advantages
+    are all positive (a value that lags rewards that are never negative, as early on Breakout)
+    no longer reinforces every action it sampled. "standardize": centred and divided by their
+    standard deviation (+ ``eps``), PPO's normalization, so that the policy's step no longer
+    grows with the rewards' scale. Not in the paper (docs/paper-choices.md).
+    """
+    if norm == "none":
+        return pg_advantages
+    centred = pg_advantages - pg_advantages.mean()
+    if norm == "center":
+        return centred
+    if norm == "standardize":
+        return centred / (pg_advantages.std(unbiased=False) + eps)
+    raise ValueError(f"pg_advantage_norm: unknown normalization {norm!r}; allowed: "
+                     f"{', '.join(PG_ADVANTAGE_NORMS)}")
 
 @dataclass(frozen=True)
 class LossConfig:
@@ -53,6 +80,10 @@ class LossConfig:
     """β, weight of the policy-gradient loss."""
     entropy_scale: float = Config.entropy_scale
     """Weight of the entropy bonus; the paper uses none, operator-view presets may."""
+    pg_advantage_norm: str = Config.pg_advantage_norm
+    """What the policy gradient's advantages ρ_s δ become over each batch before they weigh
+    log π: none (the paper), center (minus their batch mean) or standardize (also divided by
+    their batch standard deviation); see ``normalized_pg_advantages``."""
     aux_loss_scale: float = Config.aux_loss_scale
     """Weight of the auxiliary forward/inverse dynamics losses (the paper gives none)."""
 
@@ -93,6 +124,11 @@ class LossConfig:
                     f"{field}: an importance-weight truncation must be a number >= 0 "
                     f"(float('inf') for none), got {value!r}"
                 )
+        if self.pg_advantage_norm not in PG_ADVANTAGE_NORMS:
+            raise ValueError(
+                f"pg_advantage_norm: unknown normalization {self.pg_advantage_norm!r}; allowed: "
+                f"{', '.join(PG_ADVANTAGE_NORMS)}"
+            )
         if not isinstance(self.q_loss_trains_value, bool):
             raise ValueError(
                 f"q_loss_trains_value: must be True or False, got {self.q_loss_trains_value!r}"
@@ -248,7 +284,8 @@ def loss(
       too when ``config.q_loss_trains_value`` is False;
       V-trace (v_s, ρ_s δ) from (log ρ, γ_t, r_k, V_k, V_k(x_T));
       Retrace target G from (log ρ, γ_t, r_k, Q_k(x_t, a_t), E_π Q_k(x_t, ·) = V_k(x_t), V_k(x_T));
-      L_V,k = ½(v_s − V_k)², L_Q,k = ½(G − Q_k(x_t, a_t))², L_π,k = −ρ_s δ · log π_k(a_t);
+      L_V,k = ½(v_s − V_k)², L_Q,k = ½(G − Q_k(x_t, a_t))², L_π,k = −ρ_s δ · log π_k(a_t)
+      (ρ_s δ normalized over the batch as ``config.pg_advantage_norm`` says; the paper: not);
     * means over T×B, sums over families.
 
     log π_k is π_λ with the *other* families' advantages detached (GDI-H³: "update θ₁, θ₂ via
@@ -294,6 +331,7 @@ def loss(
 
     metrics: dict[str, torch.Tensor] = {}
     value_losses, q_losses, policy_losses, vs_means, q_target_means = [], [], [], [], []
+    adv_spreads, pg_advantage_means = [], []
     for family in range(num_families):
         suffix = f"_f{family + 1}"
         shaped_rewards = REWARD_SHAPES[config.reward_shapes[family]](batch.rewards)
@@ -333,10 +371,12 @@ def loss(
         value_loss = 0.5 * (vtrace_returns.vs - value).pow(2).mean()
         q_loss = 0.5 * (q_targets - q_taken).pow(2).mean()
         log_policy_taken = _taken(family_log_policies[family], actions)
-        pg_advantages = vtrace_returns.pg_advantages
+        raw_pg_advantages = vtrace_returns.pg_advantages
+        pg_advantages = normalized_pg_advantages(raw_pg_advantages, config.pg_advantage_norm)
         # ρ = 0 where π(a_t) = 0 (possible for ε-greedy): the term is 0, not 0·(−inf) = NaN.
         policy_loss = -torch.where(
-            pg_advantages == 0, torch.zeros_like(pg_advantages), pg_advantages * log_policy_taken
+            raw_pg_advantages == 0, torch.zeros_like(pg_advantages),
+            pg_advantages * log_policy_taken
         ).mean()
 
         value_losses.append(value_loss)
@@ -349,6 +389,13 @@ def loss(
         metrics[f"losses/policy{suffix}"] = policy_loss
         metrics[f"stats/vs_mean{suffix}"] = vs_means[-1]
         metrics[f"stats/q_target_mean{suffix}"] = q_target_means[-1]
+        # How hard π_λ can lean at a given 1/τ (its logits are A/τ), and what the policy
+        # gradient pushes with: a positive mean reinforces whatever was sampled.
+        family_adv = adv[family].detach()
+        adv_spreads.append((family_adv.amax(-1) - family_adv.amin(-1)).mean())
+        pg_advantage_means.append(raw_pg_advantages.mean())
+        metrics[f"stats/adv_spread{suffix}"] = adv_spreads[-1]
+        metrics[f"stats/pg_advantage_mean{suffix}"] = pg_advantage_means[-1]
 
     total_value_loss = torch.stack(value_losses).sum()
     total_q_loss = torch.stack(q_losses).sum()
@@ -373,6 +420,8 @@ def loss(
             "losses/total": total,
             "stats/vs_mean": torch.stack(vs_means).mean(),
             "stats/q_target_mean": torch.stack(q_target_means).mean(),
+            "stats/adv_spread": torch.stack(adv_spreads).mean(),
+            "stats/pg_advantage_mean": torch.stack(pg_advantage_means).mean(),
             "stats/rho_mean": importance_weights.mean(),
             "stats/rho_clipped_frac": (importance_weights > config.clip_rho)
             .to(importance_weights.dtype)

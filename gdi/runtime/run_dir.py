@@ -78,6 +78,7 @@ FIELDS_ADDED_LATER = {
     # whose config.json says pytorch), PyTorch's default for the others.
     "torso_init": "auto",
     "q_loss_trains_value": True,  # before it, L_Q always reached V through Q = Ā + V
+    "pg_advantage_norm": "none",  # before it, ρ_s δ weighed log π as V-trace gave it
 }
 
 

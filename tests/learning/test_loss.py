@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from gdi.learning import LossBatch, LossConfig, LossOutputs, loss
+from gdi.learning.loss import normalized_pg_advantages
 from tests.learning.test_retrace import retrace_reference
 from tests.learning.test_vtrace import vtrace_reference
 from tests.tolerance import assert_close, is_close
@@ -73,6 +74,17 @@ def naive_policy(adv1, adv2, lam):
     p1 = softmax([inv_tau1 * a for a in adv1])
     p2 = softmax([inv_tau2 * a for a in adv2])
     return [eps * x + (1 - eps) * y for x, y in zip(p1, p2, strict=True)]
+
+
+def pg_normalized_by_hand(pg, norm):
+    """The batch normalization of ρ_s δ, element by element in Python floats."""
+    if norm == "none":
+        return pg
+    terms = pg.flatten().tolist()
+    mean = sum(terms) / len(terms)
+    std = math.sqrt(sum((x - mean) ** 2 for x in terms) / len(terms))
+    scale = 1.0 if norm == "center" else 1.0 / (std + 1e-8)
+    return torch.tensor([(x - mean) * scale for x in terms], dtype=pg.dtype).reshape(pg.shape)
 
 
 def reference_loss(outputs, batch, config):
@@ -143,7 +155,7 @@ def reference_loss(outputs, batch, config):
         terms = {
             "value": 0.5 * (vs - value[k, :num_steps]) ** 2,
             "q": 0.5 * (g - q_taken) ** 2,
-            "policy": -pg * log_pi_taken,
+            "policy": -pg_normalized_by_hand(pg, config.pg_advantage_norm) * log_pi_taken,
         }
         for name, term in terms.items():
             metrics[f"losses/{name}_f{k + 1}"] = float(term.mean())
@@ -152,6 +164,12 @@ def reference_loss(outputs, batch, config):
             total_magnitudes[name] += float(term.abs().mean())
         metrics[f"stats/vs_mean_f{k + 1}"] = float(vs.mean())
         magnitudes[f"stats/vs_mean_f{k + 1}"] = float(vs.abs().mean())
+        spreads = [max(adv[k, t, b].tolist()) - min(adv[k, t, b].tolist())
+                   for t in range(num_steps) for b in range(batch_size)]
+        metrics[f"stats/adv_spread_f{k + 1}"] = sum(spreads) / len(spreads)
+        magnitudes[f"stats/adv_spread_f{k + 1}"] = sum(spreads) / len(spreads)  # all >= 0
+        metrics[f"stats/pg_advantage_mean_f{k + 1}"] = float(pg.mean())
+        magnitudes[f"stats/pg_advantage_mean_f{k + 1}"] = float(pg.abs().mean())
     entropy = -sum(p * math.log(p) for row in pi for probs in row for p in probs if p > 0)
     entropy /= num_steps * batch_size
     total = (
@@ -196,8 +214,11 @@ def assert_matches_reference(got, reference, batch) -> None:
         LossConfig(clip_rho=1.3, clip_c=0.8, clip_pg_rho=1.0, entropy_scale=0.01),
         LossConfig(reward_shapes=("log", "root")),
         LossConfig(reward_shapes=("root", "none"), clip_rho=0.9, clip_c=1.2, value_loss_scale=0.5),
+        LossConfig(pg_advantage_norm="center", entropy_scale=0.1),
+        LossConfig(reward_shapes=("log", "root"), pg_advantage_norm="standardize"),
     ],
-    ids=["gdi-i3", "gdi-i3-clips", "gdi-h3", "gdi-h3-clips"],
+    ids=["gdi-i3", "gdi-i3-clips", "gdi-h3", "gdi-h3-clips", "gdi-i3-center",
+         "gdi-h3-standardize"],
 )
 def test_matches_reference(config):
     outputs, batch = make_case(config.num_families)
@@ -218,6 +239,8 @@ def test_metrics_are_namespaced_floats():
             "losses/policy",
             "stats/vs_mean",
             "stats/q_target_mean",
+            "stats/adv_spread",
+            "stats/pg_advantage_mean",
         )
         for k in (1, 2)
     }
@@ -230,6 +253,8 @@ def test_metrics_are_namespaced_floats():
         "losses/total",
         "stats/vs_mean",
         "stats/q_target_mean",
+        "stats/adv_spread",
+        "stats/pg_advantage_mean",
         "stats/rho_mean",
         "stats/rho_clipped_frac",
     }
@@ -445,6 +470,41 @@ def test_each_family_policy_gradient_reaches_only_its_own_advantages(pg_family):
     assert (adv_grad[other] == 0).all()
 
 
+def test_pg_advantages_normalized_by_hand():
+    pg = torch.tensor([[1.0, 2.0], [3.0, 6.0]], dtype=DTYPE)  # mean 3, deviations -2 -1 0 3
+    assert torch.equal(normalized_pg_advantages(pg, "none"), pg)
+    assert torch.equal(normalized_pg_advantages(pg, "center"),
+                       torch.tensor([[-2.0, -1.0], [0.0, 3.0]], dtype=DTYPE))
+    std = math.sqrt((4 + 1 + 0 + 9) / 4)
+    assert_close(normalized_pg_advantages(pg, "standardize", eps=0.0),
+                 torch.tensor([[-2.0, -1.0], [0.0, 3.0]], dtype=DTYPE) / std, terms=4)
+    with pytest.raises(ValueError, match=r"'whiten'.*allowed: none, center, standardize"):
+        normalized_pg_advantages(pg, "whiten")
+
+
+def test_centred_pg_no_longer_pushes_up_every_sampled_action():
+    """Every ρ_s δ positive (V far below every return, as early on Breakout, whose rewards are
+    never negative): the paper's gradient raises the logit of every taken action; centred over
+    the batch, the below-mean ones are lowered. With π = softmax(A) (Boltzmann, 1/τ = 1) and
+    only L_π, ∂L/∂A(x_t, a_t) = −w_t·(1 − π(a_t))/(T·B), whose sign is −sign(w_t)."""
+    config = LossConfig(policy_space="boltzmann", value_loss_scale=0.0, q_loss_scale=0.0,
+                        pg_loss_scale=1.0)
+    outputs, batch = make_case(1, seed=5)
+    with torch.no_grad():
+        outputs.value.fill_(-100.0)
+    batch = batch._replace(rewards=batch.rewards.abs(),
+                           lambdas=torch.ones_like(batch.lambdas[..., :1]))
+    taken = batch.actions[..., None]
+    raised = {}
+    for norm in ("none", "center"):
+        total, metrics = loss(outputs, batch, replace(config, pg_advantage_norm=norm))
+        assert metrics["stats/pg_advantage_mean"] > 1.0  # the raw advantages, either way
+        (adv_grad,) = torch.autograd.grad(total, [outputs.adv])
+        raised[norm] = adv_grad[0, :-1].gather(-1, taken)[..., 0] < 0
+    assert raised["none"].all()
+    assert raised["center"].any() and not raised["center"].all()
+
+
 def test_entropy_bonus_reaches_both_families():
     config = LossConfig(
         reward_shapes=("log", "root"),
@@ -534,6 +594,7 @@ def test_float32_inputs():
         ("q_loss_trains_value", 0),
         ("pg_loss_scale", "10"),
         ("entropy_scale", -0.01),
+        ("pg_advantage_norm", "whiten"),
         ("aux_loss_scale", float("nan")),
     ],
 )
