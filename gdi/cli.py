@@ -91,6 +91,7 @@ def train(
     set: tuple[str, ...] = (),
     run_dir: Path | None = None,
     resume: Path | None = None,
+    stop_at: Count | None = None,
     report: bool = True,
 ) -> int:
     """Train a preset on an environment (GDI's Algorithm 1: actors sample with π_λ, λ ~ E;
@@ -121,15 +122,22 @@ def train(
         run_dir: Run folder to create (default runs/<env>__<preset>__<seed>__<time>).
         resume: A run folder to continue from its latest checkpoint. --frames N extends its
             budget; --backend and --set may change where and how it runs (not what it learns).
+        stop_at: Stop once this many frames are trained, with a checkpoint (exit code 0), the
+            budget's schedules unchanged: the first N frames of a --frames run, to screen a
+            setting cheaply and --resume it to the full budget if it earns it.
         report: Write the run's report (report/) when training ends.
     """
     from gdi.runtime.stop import StopRequest
 
     _check_count("--frames", frames)
+    _check_count("--stop-at", stop_at)
+    if stop_at is not None and stop_at < 1:
+        raise ValueError(f"--stop-at {stop_at}: allowed: a frame count of at least 1")
     # Installed before anything slow is imported or built: a Ctrl-C during start-up is then a
     # stop request that training sees, never a KeyboardInterrupt swallowed by a library's bare
     # `except:` (minatar's import of matplotlib has one) or shown as a trace.
-    stop = StopRequest()
+    stop = (StopRequest() if stop_at is None else
+            StopRequest(lambda trained: trained >= stop_at, why=f"--stop-at {stop_at:,}"))
     previous_handlers = stop.install()
     try:
         result = _train(preset, env, scale, frames, seed, backend, set, run_dir, resume, stop)
@@ -139,6 +147,10 @@ def train(
         if result is None:
             print(f"gdi: interrupted ({stop.reason}) during start-up; nothing was created",
                   file=sys.stderr)
+        elif stop.signal is None:  # --stop-at reached: what was asked for
+            if report:
+                _write_run_report(result.run_dir)
+            return 0
         return stop.exit_code
     if report:
         _write_run_report(result.run_dir)
@@ -492,12 +504,40 @@ def _commands() -> dict:
     }
 
 
+def merged_option(args: list[str], option: str = "--set") -> list[str]:
+    """``args`` with every ``option`` group joined into the first: ``--set a=1 --set b=2`` as
+    ``--set a=1 b=2`` (argparse, under tyro, would keep only the last group's values and drop
+    the others without a word). ``--set=a=1`` counts as a group of one."""
+    merged: list[str] = []
+    values: list[str] = []
+    first = None
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg == option or arg.startswith(option + "="):
+            if first is None:
+                first = len(merged)
+                merged.append(option)
+            if arg != option:
+                values.append(arg.split("=", 1)[1])
+            i += 1
+            while i < len(args) and not args[i].startswith("-"):  # its field=value words
+                values.append(args[i])
+                i += 1
+            continue
+        merged.append(arg)
+        i += 1
+    if first is not None:
+        merged[first + 1:first + 1] = values
+    return merged
+
+
 def main(argv: list[str] | None = None) -> None:
     """Run one subcommand; exits with the command's code (`gdi train --help` lists them)."""
     from gdi.atomic import StorageError
     from gdi.runtime.errors import RunFailure
 
-    args = sys.argv[1:] if argv is None else list(argv)
+    args = merged_option(sys.argv[1:] if argv is None else list(argv))
     if args in (["--version"], ["-V"]):
         print(f"gdi {gdi.__version__}")
         return

@@ -2,13 +2,14 @@
 (the registries, ``Config``, the library functions a command calls), and reading them keeps
 ``gdi --help`` light: importing ``gdi.cli`` loads neither torch nor matplotlib."""
 
+import re
 import subprocess
 import sys
 
 import pytest
 
 from gdi.backends import BACKENDS
-from gdi.cli import main
+from gdi.cli import main, merged_option
 
 
 def test_importing_the_command_line_loads_neither_torch_nor_matplotlib():
@@ -38,3 +39,23 @@ def test_config_and_scales_say_what_a_named_scale_changes(capsys):
         main(["config", "--env", "minatar:breakout", "--scale", "ale-cpu"])
     assert exit_info.value.code == 2
     assert "scale 'ale-cpu' is for ale: environments" in capsys.readouterr().err
+
+
+def test_set_given_twice_keeps_every_value(capsys):
+    main(["config", "--env", "minatar:breakout", "--set", "discount=0.95",
+          "--set", "batch_size=8", "entropy_scale=0.01", "--set=seed=3"])
+    out = " ".join(capsys.readouterr().out.split())
+    for field, value in (("discount", "0.95"), ("batch_size", "8"), ("entropy_scale", "0.01"),
+                         ("seed", "3")):
+        assert re.search(rf"│ {field} +│ {re.escape(value)} +│", out), field
+
+
+@pytest.mark.parametrize("args, merged", [
+    (["train", "--set", "a=1", "--frames", "5", "--set", "b=2"],
+     ["train", "--set", "a=1", "b=2", "--frames", "5"]),
+    (["train", "--set=a=1", "--set", "b=2", "c=3"], ["train", "--set", "a=1", "b=2", "c=3"]),
+    (["train", "--frames", "5"], ["train", "--frames", "5"]),
+    (["train", "--set", "a=-1", "--setup"], ["train", "--set", "a=-1", "--setup"]),
+])
+def test_set_groups_are_merged_into_the_first(args, merged):
+    assert merged_option(args) == merged

@@ -25,10 +25,12 @@ class StopRequest:
     """Set by SIGINT/SIGTERM/SIGHUP (or a test's predicate): the loop checkpoints and returns.
     ``signal`` is the signal that arrived first (None for a predicate or no request)."""
 
-    def __init__(self, when: Callable[[int], bool] | None = None) -> None:
+    def __init__(self, when: Callable[[int], bool] | None = None, why: str = "a stop request"
+                 ) -> None:
         self.requested = False
         self.signal: signal.Signals | None = None
         self._when = when
+        self._why = why  # what the predicate stands for, e.g. "--stop-at 3,000,000"
         self._installed = False
 
     def __call__(self, frames: int) -> bool:
@@ -48,7 +50,7 @@ class StopRequest:
 
     @property
     def reason(self) -> str:
-        return self.signal.name if self.signal is not None else "a stop request"
+        return self.signal.name if self.signal is not None else self._why
 
     def install(self) -> dict:
         """Route the stop signals to this request; returns the handlers to restore (empty when

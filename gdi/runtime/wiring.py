@@ -226,7 +226,8 @@ def _train(config: Config, run_dir: Path | str | None, resume: bool, stop: StopR
         checkpoint(trainer, backend)
         if progress is not None:
             if stop.requested:
-                progress.message(f"interrupted at {trainer.frames:,} frames; checkpoint saved. "
+                how = "interrupted" if stop.signal is not None else f"stopped ({stop.reason})"
+                progress.message(f"{how} at {trainer.frames:,} frames; checkpoint saved. "
                                  f"Continue with: gdi train --resume {run_dir}")
             else:
                 progress.message(f"done: {trainer.frames:,} frames, final evaluation mean return "

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from gdi.config import BACKENDS as CONFIG_BACKENDS
+from gdi.presets import resolve_config
 from gdi.runtime.backend import BACKENDS, backend_class
 from gdi.runtime.checkpoint import latest_checkpoint, list_checkpoints, load_checkpoint
 from gdi.runtime.wiring import RESUMABLE_FIELDS, train
@@ -134,3 +135,29 @@ def test_the_cli_extends_a_finished_run_on_another_backend(tmp_path, capsys):
     payload = load_checkpoint(latest_checkpoint(run))
     assert payload["frames"] >= 1600 and payload["config"]["backend"] == "local"
     assert json.loads((run / "config.json").read_text())["frames"] == 1600
+
+
+def test_stop_at_screens_the_first_frames_of_a_longer_run(tmp_path, capsys):
+    """--stop-at N: exit 0 with a checkpoint at N frames, the learning rate still on the full
+    budget's schedule; --resume takes it to the budget."""
+    from gdi.cli import main
+    from tests.runtime.helpers import TINY
+
+    run = tmp_path / "run"
+    main(["train", "--env", "gym:CartPole-v1", "--frames", "1600", "--stop-at", "800",
+          "--backend", "inline", "--run-dir", str(run), "--no-report", "--set", *TINY])
+    assert "stopped (--stop-at 800) at" in capsys.readouterr().err
+    payload = load_checkpoint(latest_checkpoint(run))
+    assert 800 <= payload["frames"] < 1600
+    rows = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
+    # Linear decay to 0 over 1,600 frames: about half the peak remains at 800, not ~0 as a
+    # run of --frames 800 would have.
+    last = [row for row in rows if "schedule/learning_rate" in row][-1]  # not an evaluation's
+    assert last["schedule/learning_rate"] > 0.3 * resolve_config(
+        "gdi-i3", "gym:CartPole-v1").learning_rate
+    main(["train", "--resume", str(run), "--no-report"])
+    assert load_checkpoint(latest_checkpoint(run))["frames"] >= 1600
+    with pytest.raises(SystemExit) as bad:
+        main(["train", "--env", "gym:CartPole-v1", "--stop-at", "1e-3"])
+    assert bad.value.code == 2 and "--stop-at '1e-3' is not a whole number" in \
+        capsys.readouterr().err
