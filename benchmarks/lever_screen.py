@@ -1,0 +1,172 @@
+"""A lever screen on one Atari game: runs that each change one setting, beside the control that
+differs from them only there, over the same first frames. One Markdown table and one figure.
+
+    python -m benchmarks.lever_screen --frames 3e6 \\
+        --run "paper (control)=benchmarks/results/ale-cpu/breakout-0" \\
+        --run "E in log(1 + 1/τ)=benchmarks/results/ale-screen/breakout-log1p-0" \\
+        --out docs/figures/screen-breakout.png
+
+Each run is cut at ``--frames`` (a screen stops there with ``gdi train --stop-at``, its
+schedules still those of the full budget, so that it matches the control's first frames). The
+table gives, per run: the frames at which the mean return of the last ``--window`` training
+episodes first reached each level (``--levels``), the last evaluation within the cut, and what
+the learner saw, as medians over the logged rows of each third of the cut: the entropy of π_λ
+(nats; uniform over Breakout's 18 actions is log 18 = 2.89), E's mean sampled 1/τ₁ and 1/τ₂,
+the spread of A over actions (max − min, how hard π_λ can lean at a given 1/τ) and the mean of
+the policy gradient's advantages ρ_s δ (a positive mean reinforces whatever was sampled). A
+dash: the run did not log it (runs older than the statistic) or never reached the level. The
+figure: training return and entropy against frames, one line per run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from benchmarks.atari_learning import (
+    Curve,
+    diagnostic_series,
+    first_reached,
+    read_gdi,
+    trailing_mean,
+)
+
+#: (metrics key, column title, digits) of the learner statistics, per third of the cut.
+STATISTICS = (
+    ("losses/entropy", "entropy", 2),
+    ("meta/inv_tau1_mean", "1/τ₁", 1),
+    ("meta/inv_tau2_mean", "1/τ₂", 1),
+    ("stats/adv_spread", "A spread", 2),
+    ("stats/pg_advantage_mean", "mean ρδ", 3),
+)
+
+
+@dataclass
+class Screened:
+    """One run of the screen, cut at the screen's frames."""
+
+    label: str
+    curve: Curve
+
+
+def cut(curve: Curve, frames: float) -> Curve:
+    """``curve`` with only what happened by ``frames``."""
+    keep = curve.episode_frames <= frames
+    evals = curve.eval_frames <= frames
+    return Curve(
+        label=curve.label, group=curve.group, game=curve.game,
+        episode_minutes=curve.episode_minutes[keep], episode_frames=curve.episode_frames[keep],
+        episode_returns=curve.episode_returns[keep],
+        eval_minutes=curve.eval_minutes[evals], eval_frames=curve.eval_frames[evals],
+        eval_returns=[r for r, k in zip(curve.eval_returns, evals, strict=True) if k],
+        learner_rows=[row for row in curve.learner_rows if row["frames"] <= frames],
+    )
+
+
+def thirds(rows: list[dict], key: str, frames: float) -> list[float | None]:
+    """The median of ``key`` over the rows in each third of [0, ``frames``]; None where no row
+    logged it."""
+    at, values = diagnostic_series(rows, key)
+    medians = []
+    for low, high in ((0, frames / 3), (frames / 3, 2 * frames / 3), (2 * frames / 3, frames)):
+        inside = values[(at > low) & (at <= high)]
+        medians.append(float(np.median(inside)) if inside.size else None)
+    return medians
+
+
+def _number(value: float | None, digits: int) -> str:
+    return "—" if value is None else f"{value:.{digits}f}"
+
+
+def screen_table(runs: list[Screened], frames: float, levels: Sequence[float],
+                 window: int) -> str:
+    head = ["run", *(f"to {level:g}" for level in levels), "last eval (frames)",
+            *(f"{title} (thirds)" for _, title, _ in STATISTICS)]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for run in runs:
+        c = run.curve
+        reached = [first_reached(c, level, window) for level in levels]
+        last_eval = (f"{np.mean(c.eval_returns[-1]):.1f} ({c.eval_frames[-1] / 1e6:.1f}M)"
+                     if c.eval_returns else "—")
+        cells = [run.label, *("—" if r is None else f"{r[1] / 1e6:.2f}M" for r in reached),
+                 last_eval]
+        for key, _, digits in STATISTICS:
+            cells.append(" / ".join(_number(v, digits) for v in thirds(c.learner_rows, key,
+                                                                       frames)))
+        lines.append("| " + " | ".join(cells) + " |")
+    lines.append("")
+    lines.append(f"Training return: mean of the last {window} training episodes (π_λ as it "
+                 f"acts). Frames are emulator frames; every run cut at {frames / 1e6:g}M.")
+    return "\n".join(lines) + "\n"
+
+
+def screen_figure(runs: list[Screened], window: int, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (ret, ent) = plt.subplots(2, 1, figsize=(9, 6.5), sharex=True)
+    for i, run in enumerate(runs):
+        c = run.curve
+        if c.episode_returns.size:
+            ret.plot(c.episode_frames / 1e6, trailing_mean(c.episode_returns, window),
+                     color=f"C{i}", lw=1.4, label=run.label)
+        at, entropy = diagnostic_series(c.learner_rows, "losses/entropy")
+        ent.plot(at / 1e6, entropy, color=f"C{i}", lw=1.2)
+    ret.set_ylabel(f"training return\n(last {window} episodes)")
+    ent.set_ylabel("entropy of π_λ (nats)")
+    ent.set_xlabel("frames (millions)")
+    for ax in (ret, ent):
+        ax.grid(alpha=0.3)
+    fig.legend(*ret.get_legend_handles_labels(), loc="lower center", ncol=2, fontsize=9,
+               frameon=False)
+    fig.suptitle(f"{runs[0].curve.game}: one lever at a time against its control")
+    fig.tight_layout(rect=(0, 0.05 + 0.03 * ((len(runs) + 1) // 2), 1, 1))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def parse_run(text: str) -> tuple[str, Path]:
+    if "=" not in text:
+        raise ValueError(f"--run {text!r}: give LABEL=RUN_FOLDER")
+    label, folder = text.rsplit("=", 1)
+    return label.strip(), Path(folder)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.lever_screen",
+                                     description=__doc__.split("\n\n")[0])
+    parser.add_argument("--run", action="append", required=True,
+                        help="LABEL=RUN_FOLDER, the control first (repeat for each run)")
+    parser.add_argument("--frames", type=float, default=3e6, help="where every run is cut")
+    parser.add_argument("--levels", nargs="+", type=float, default=[5.0, 10.0, 15.0],
+                        help="training returns whose first frames the table reports")
+    parser.add_argument("--window", type=int, default=100,
+                        help="training episodes per point of the training return")
+    parser.add_argument("--out", type=Path, required=True, help="PNG to write (and .md beside)")
+    args = parser.parse_args(argv)
+    try:
+        runs = [Screened(label, cut(read_gdi(folder), args.frames))
+                for label, folder in map(parse_run, args.run)]
+        games = sorted({run.curve.game for run in runs})
+        if len(games) > 1:
+            raise ValueError(f"the runs play different games ({', '.join(games)})")
+    except (OSError, ValueError, KeyError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+    screen_figure(runs, args.window, args.out)
+    text = screen_table(runs, args.frames, args.levels, args.window)
+    args.out.with_suffix(".md").write_text(text)
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,53 @@
+"""benchmarks/lever_screen.py: each run cut at the screen's frames, the frames to each level,
+and the learner's statistics as medians per third of the cut, a dash where a run lacks one."""
+
+import json
+
+from benchmarks import lever_screen
+from tests.test_atari_learning import write_gdi_run
+
+
+def add_learner_rows(run, rows):
+    with (run / "metrics.jsonl").open("a") as out:
+        for row in rows:
+            out.write(json.dumps({"losses/total": 1.0, **row}) + "\n")
+
+
+def test_a_screen_table_by_hand(tmp_path, capsys):
+    control, lever = tmp_path / "control-0", tmp_path / "lever-0"
+    # Training episodes ending at 30k and 120k frames; the one at 120k is past the cut (90k).
+    write_gdi_run(control, seed=0, episode_returns=(6.0, 20.0))
+    write_gdi_run(lever, seed=0, episode_returns=(2.0, 20.0))
+    # Entropy 3, 1, 2 in the thirds (0, 30k], (30k, 60k], (60k, 90k]; a row past the cut and
+    # one without the key are ignored. Only the lever logged the advantage spread.
+    add_learner_rows(control, [{"frames": 20_000, "losses/entropy": 3.0},
+                               {"frames": 50_000, "losses/entropy": 1.0},
+                               {"frames": 55_000, "losses/entropy": 0.5},
+                               {"frames": 57_000, "losses/entropy": 1.5},
+                               {"frames": 80_000, "losses/entropy": 2.0},
+                               {"frames": 85_000},
+                               {"frames": 95_000, "losses/entropy": 9.0}])
+    add_learner_rows(lever, [{"frames": 10_000, "losses/entropy": 2.5,
+                              "stats/adv_spread": 0.25}])
+    out = tmp_path / "screen.png"
+    assert lever_screen.main(["--run", f"control={control}", "--run", f"lever={lever}",
+                              "--frames", "9e4", "--levels", "5", "10", "--window", "1",
+                              "--out", str(out)]) == 0
+    assert out.stat().st_size > 0
+    table = out.with_suffix(".md").read_text()
+    rows = {line.split(" | ")[0].lstrip("| "): line.split(" | ") for line in table.splitlines()
+            if line.startswith("| control") or line.startswith("| lever")}
+    # control: 6 at 30k frames reaches 5, not 10 (the 20 comes after the cut).
+    assert rows["control"][1:3] == ["0.03M", "—"]
+    assert rows["control"][3] == "9.0 (0.1M)"  # the evaluation at 60k frames, mean of 8 and 10
+    assert rows["control"][4] == "3.00 / 1.00 / 2.00"
+    assert rows["control"][7] == "— / — / —"
+    assert rows["lever"][1:3] == ["—", "—"]
+    assert rows["lever"][4] == "2.50 / — / —" and rows["lever"][7] == "0.25 / — / —"
+    assert "cut at 0.09M" in table
+    assert "| control |" in capsys.readouterr().out
+
+
+def test_a_run_without_a_label_is_one_line(tmp_path, capsys):
+    assert lever_screen.main(["--run", str(tmp_path), "--out", str(tmp_path / "x.png")]) == 1
+    assert "give LABEL=RUN_FOLDER" in capsys.readouterr().err
