@@ -81,12 +81,19 @@ def _check_count(option: str, value) -> None:
                          "such as 1000000, 1_000_000 or 1e6")
 
 
+def _typed_or_none(kind: type, default: Any) -> Any:
+    """An option that is None unless typed (so that a resume can tell a typed value from
+    none), shown with ``default``, what a new run takes when it is not typed."""
+    return Annotated[kind | None, tyro.conf.arg(
+        metavar=kind.__name__.upper(), help_behavior_hint=f"(default: {default})")]
+
+
 def train(
-    preset: str = Config.preset,
-    env: str = Config.env,
+    preset: _typed_or_none(str, Config.preset) = None,
+    env: _typed_or_none(str, Config.env) = None,
     scale: str | None = None,
     frames: Count | None = None,
-    seed: int = Config.seed,
+    seed: _typed_or_none(int, Config.seed) = None,
     backend: Literal[tuple(BACKENDS)] | None = None,
     set: tuple[str, ...] = (),
     run_dir: Path | None = None,
@@ -161,6 +168,7 @@ def _train(preset, env, scale, frames, seed, backend, set, run_dir, resume, stop
     """`gdi train`'s work once the stop handler is in place; None when stopped before a run
     folder was touched."""
     from gdi.config import apply_overrides
+    from gdi.envs.spec import canonical_spec
     from gdi.presets import resolve_config
     from gdi.runtime.run_dir import read_config
     from gdi.runtime.wiring import train as run_training
@@ -171,9 +179,11 @@ def _train(preset, env, scale, frames, seed, backend, set, run_dir, resume, stop
         # The run's own config; --frames, --backend and --set may change what RESUMABLE_FIELDS
         # allow (the budget, where it runs), checked against the checkpoint by the wiring.
         config, _ = read_config(resume)
-        given = {"preset": preset, "env": env, "seed": seed}  # defaults: Config's
+        # What was typed (None: not given) must be the run's own or is refused, never dropped;
+        # an environment is compared in its canonical form, as the run stored it.
+        given = {"preset": preset, "env": env and canonical_spec(env), "seed": seed}
         conflicts = {k: (getattr(config, k), v) for k, v in given.items()
-                     if v != getattr(Config, k) and v != getattr(config, k)}
+                     if v is not None and v != getattr(config, k)}
         if scale is not None and scale != config.scale:
             conflicts["scale"] = (config.scale, scale)
         if conflicts or run_dir is not None:
@@ -186,6 +196,9 @@ def _train(preset, env, scale, frames, seed, backend, set, run_dir, resume, stop
         changes = {"frames": frames, "backend": backend}
         config = apply_overrides(config, set, **{k: v for k, v in changes.items() if v is not None})
         return run_training(config, resume, resume=True, stop=stop)
+    preset = Config.preset if preset is None else preset
+    env = Config.env if env is None else env
+    seed = Config.seed if seed is None else seed
     config = apply_overrides(
         resolve_config(preset, env, scale, frames=frames, seed=seed, backend=backend), set
     )

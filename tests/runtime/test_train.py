@@ -207,6 +207,37 @@ def test_resume_with_a_conflicting_config_is_refused(tmp_path, capsys):
     assert "conflicting options: {'scale': ('gym', 'minatar')}" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("flag, typed, saved", [
+    ("--env", "minatar:breakout", "gym:CartPole-v1"),  # typed values equal to Config's
+    ("--seed", "0", "3"),                               # defaults are still typed
+    ("--preset", "gdi-i3", None),                       # the run's own: accepted
+    ("--env", "gym:CartPole-v1", None),
+])
+def test_a_typed_option_on_resume_is_honoured_or_refused_never_dropped(
+        tmp_path, capsys, monkeypatch, flag, typed, saved):
+    from types import SimpleNamespace
+
+    import gdi.runtime.wiring
+
+    result = train(tiny_config(frames=200), tmp_path / "run", show_progress=False,
+                   tensorboard=False)
+    resumed = []
+    def resume(config, *args, **kwargs):
+        resumed.append(config)
+        return SimpleNamespace(interrupted=False, run_dir=result.run_dir)
+
+    monkeypatch.setattr(gdi.runtime.wiring, "train", resume)
+    if saved is None:
+        main(["train", "--resume", str(result.run_dir), flag, typed, "--no-report"])
+        assert resumed and resumed[0].seed == 3 and resumed[0].env == "gym:CartPole-v1"
+        return
+    with pytest.raises(SystemExit) as refused:
+        main(["train", "--resume", str(result.run_dir), flag, typed])
+    assert refused.value.code == 2 and not resumed
+    err = capsys.readouterr().err
+    assert "conflicting options" in err and f"'{flag[2:]}': (" in err and saved in err
+
+
 def test_a_resume_onto_another_backend_takes_the_fields_it_needs_in_the_same_step(
         tmp_path, monkeypatch):
     # actor_device auto is refused on Ray: `--backend ray --set actor_device=cpu` must be
@@ -214,7 +245,6 @@ def test_a_resume_onto_another_backend_takes_the_fields_it_needs_in_the_same_ste
     from types import SimpleNamespace
 
     from gdi import cli
-    from gdi.config import Config
     from gdi.runtime import wiring
     from gdi.runtime.run_dir import write_config
 
@@ -223,7 +253,7 @@ def test_a_resume_onto_another_backend_takes_the_fields_it_needs_in_the_same_ste
     write_config(run, tiny_config(actor_device="auto", backend="local"), {})
     started = []
     monkeypatch.setattr(wiring, "train", lambda config, *a, **k: started.append(config))
-    cli._train(Config.preset, Config.env, None, 5000, Config.seed, "ray", ("actor_device=cpu",),
+    cli._train(None, None, None, 5000, None, "ray", ("actor_device=cpu",),  # none typed
                None, run, SimpleNamespace(requested=False))
     assert [(c.backend, c.actor_device, c.frames) for c in started] == [("ray", "cpu", 5000)]
 
