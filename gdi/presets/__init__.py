@@ -37,14 +37,16 @@ from gdi.presets.algorithms import (
 from gdi.presets.scales import (
     DEFAULT_FRAMES,
     GYM_INV_TEMPERATURE_SEARCH,
+    INV_TEMPERATURE_SEARCHES,
     KINDS,
     SCALE_KINDS,
     SCALE_NOTES,
     SCALES,
     env_kind,
-    gym_inv_temperature_search,
+    inv_temperature_search,
     scale_differences,
     scale_for,
+    search_text,
 )
 
 __all__ = [
@@ -53,6 +55,7 @@ __all__ = [
     "AGENT57_INV_TEMPERATURES",
     "DEFAULT_FRAMES",
     "GYM_INV_TEMPERATURE_SEARCH",
+    "INV_TEMPERATURE_SEARCHES",
     "KINDS",
     "LASER_FAMILIES",
     "PRESETS",
@@ -62,12 +65,13 @@ __all__ = [
     "Preset",
     "env_kind",
     "get_preset",
-    "gym_inv_temperature_search",
     "index_set_note",
+    "inv_temperature_search",
     "preset_table",
     "resolve_config",
     "scale_differences",
     "scale_for",
+    "search_text",
 ]
 
 
@@ -75,7 +79,6 @@ def resolve_config(preset: str, env: str, scale: str | None = None, **fields: An
     """The full config of ``preset`` on ``env``: Config defaults ← the scale (``scale``, or the
     env kind's default) ← the preset's algorithm fields ← ``fields`` (explicit choices win)."""
     chosen = get_preset(preset)
-    kind = env_kind(env)
     scale = scale_for(env, scale)
     env = canonical_spec(env)  # ale:breakout → ale:Breakout (raises for unknown games)
     values: dict[str, Any] = {"frames": DEFAULT_FRAMES[scale], "scale": scale}
@@ -83,9 +86,10 @@ def resolve_config(preset: str, env: str, scale: str | None = None, **fields: An
     values.update(chosen.fields)
     searches_box = values["meta_controller"] == "bandit" or (
         values["meta_controller"] == "uniform" and "ranges" in values["meta_kwargs"])
-    if kind == "gym" and searches_box:  # the uniform control keeps the bandit's box
+    if scale in INV_TEMPERATURE_SEARCHES and searches_box:  # the uniform control: the same box
         space = get_policy_space(values["policy_space"])
-        values["meta_kwargs"] = gym_inv_temperature_search(values["meta_kwargs"], space)
+        values["meta_kwargs"] = inv_temperature_search(values["meta_kwargs"], space,
+                                                       INV_TEMPERATURE_SEARCHES[scale])
     values.update({k: v for k, v in fields.items() if v is not None})
     values["meta_kwargs"] = dict(values["meta_kwargs"])
     return Config(preset=preset, env=env, **values)

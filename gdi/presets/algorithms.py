@@ -11,13 +11,12 @@ of Λ and π_λ are read from the policy spaces (``gdi.policy_space``; E's argum
 from __future__ import annotations
 
 import difflib
-import math
 from dataclasses import dataclass, field
 from typing import Any
 
 from gdi.meta.registry import meta_kwargs_over
 from gdi.policy_space import get_policy_space
-from gdi.presets.scales import GYM_INV_TEMPERATURE_SEARCH
+from gdi.presets.scales import INV_TEMPERATURE_SEARCHES, search_text
 
 
 def _space(name: str):
@@ -286,11 +285,9 @@ def get_preset(name: str) -> Preset:
 def index_set_note() -> str:
     """What ``gdi presets`` shows under its table: how Λ differs by environment kind, and what
     each operator-view preset is and is not of the method it is named after."""
-    search = GYM_INV_TEMPERATURE_SEARCH
-    top = math.expm1(search["range"][1])
-    lines = [f"Λ as listed on ale: and minatar: specs; on gym: specs E searches each 1/τ in "
-             f"[0, {top:.0f}], in x = log(1 + 1/τ) coordinates with blocks of "
-             f"{search['accuracy']} (docs/paper-choices.md)."]
+    searches = "; ".join(f"at scale {scale} E searches each {search_text(search)}"
+                         for scale, search in INV_TEMPERATURE_SEARCHES.items())
+    lines = [f"Λ as listed (the paper's table), but {searches} (docs/paper-choices.md)."]
     operator_view = [p for p in PRESETS.values() if p.name.endswith("-like")]
     lines += [f"{p.name}: {p.notes}" for p in PRESETS.values()
               if p.notes and p not in operator_view]

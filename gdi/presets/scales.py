@@ -4,7 +4,8 @@ on, not from the algorithm it names.
 ``ale:`` specs get the paper's Atari hyperparameters (App. "Hyperparameters") unchanged;
 ``minatar:`` and ``gym:`` specs get documented small-scale defaults (docs/paper-choices.md),
 and on ``gym:`` specs E searches each inverse temperature in the appendix's x = log(1 + 1/τ)
-coordinates (``GYM_INV_TEMPERATURE_SEARCH``). A named scale (``ale-cpu``) is another set of
+coordinates (``GYM_INV_TEMPERATURE_SEARCH``; a scale's search, where it has one, is in
+``INV_TEMPERATURE_SEARCHES``). A named scale (``ale-cpu``) is another set of
 scale knobs for one kind, chosen with ``gdi train --scale NAME``; each kind's default scale has
 the kind's name.
 """
@@ -15,6 +16,8 @@ import dataclasses
 import math
 from typing import Any
 
+from gdi.policy_space.base import INV_TEMPERATURE_SEARCH
+
 #: Where E searches 1/τ on Gymnasium ids: [0, 1000] in the appendix's x = log(1 + 1/τ)
 #: coordinates, blocks of 0.1 in x, instead of the table's [0, 50] in 1/τ itself. The table's
 #: range is sized for Atari's advantages; CartPole's are small (one wrong action is recovered
@@ -22,6 +25,16 @@ from typing import Any
 #: changed on CartPole: docs/paper-choices.md, "the 1/τ search range on Gymnasium".
 GYM_INV_TEMPERATURE_SEARCH = {"transform": "log1p", "range": (0.0, math.log1p(1000.0)),
                               "accuracy": 0.1}
+
+#: The paper's table (App. "Hyperparameters"): 1/τ itself over [0, 50], blocks of 1.0.
+TABLE_INV_TEMPERATURE_SEARCH = {"transform": "identity", "range": INV_TEMPERATURE_SEARCH[0],
+                                "accuracy": INV_TEMPERATURE_SEARCH[1]}
+
+#: Scales whose E searches each inverse temperature otherwise than the paper's table (1/τ
+#: itself over [0, 50], blocks of 1.0): the search (its transform, its range and block size in
+#: the transform's coordinates) by scale. Applied to an E over a box (the bandit, or the
+#: uniform E of its control) by ``resolve_config``; ε keeps the table's range.
+INV_TEMPERATURE_SEARCHES: dict[str, dict[str, Any]] = {"gym": GYM_INV_TEMPERATURE_SEARCH}
 
 
 # Scale by environment kind. "ale" is the paper's table (Config's defaults); the others are
@@ -178,14 +191,29 @@ def scale_differences(scale: str) -> dict[str, tuple[Any, Any]]:
     changed = {k: (base[k], v) for k, v in SCALES[scale].items() if base[k] != v}
     if DEFAULT_FRAMES[scale] != DEFAULT_FRAMES[SCALE_KINDS[scale]]:
         changed["frames"] = (DEFAULT_FRAMES[SCALE_KINDS[scale]], DEFAULT_FRAMES[scale])
+    searches = [INV_TEMPERATURE_SEARCHES.get(name) for name in (SCALE_KINDS[scale], scale)]
+    if searches[0] != searches[1]:
+        changed["E's 1/τ search"] = tuple(
+            "the table's: " + search_text(TABLE_INV_TEMPERATURE_SEARCH) if s is None
+            else search_text(s) for s in searches)
     return changed
 
 
-def gym_inv_temperature_search(meta_kwargs: dict[str, Any], space) -> dict[str, Any]:
+def search_text(search: dict[str, Any]) -> str:
+    """How an inverse-temperature search reads, e.g. "1/τ ∈ [0, 1000] in x = log(1 + 1/τ),
+    blocks of 0.1 in x"."""
+    low, high = search["range"]
+    if search["transform"] == "log1p":
+        return (f"1/τ ∈ [{math.expm1(low):g}, {math.expm1(high):.4g}] in x = log(1 + 1/τ), "
+                f"blocks of {search['accuracy']:g} in x")
+    return f"1/τ ∈ [{low:g}, {high:g}], blocks of {search['accuracy']:g}"
+
+
+def inv_temperature_search(meta_kwargs: dict[str, Any], space,
+                           search: dict[str, Any]) -> dict[str, Any]:
     """The arguments of an E over a box (the bandit, or the uniform E of its control) with every
-    coordinate the policy space declares an inverse temperature searched as
-    ``GYM_INV_TEMPERATURE_SEARCH`` says; the others (ε) keep the paper's range."""
-    search = GYM_INV_TEMPERATURE_SEARCH
+    coordinate the policy space declares an inverse temperature searched as ``search`` says
+    (one of ``INV_TEMPERATURE_SEARCHES``); the others (ε) keep the paper's range."""
     is_inv_tau = space.inverse_temperatures
     searched = {
         **meta_kwargs,
