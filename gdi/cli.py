@@ -217,7 +217,7 @@ def _write_run_report(run_dir: Path) -> None:
 
 
 def config(preset: str = Config.preset, env: str = Config.env, scale: str | None = None,
-           set: tuple[str, ...] = ()) -> None:
+           set: tuple[str, ...] = (), json: bool = False) -> None:
     """Print the fully resolved config of a preset on an environment, every field with its
     value and meaning (what `gdi train --set field=value` can change), and what a named scale
     changes from its kind's default.
@@ -227,6 +227,7 @@ def config(preset: str = Config.preset, env: str = Config.env, scale: str | None
         env: Environment spec.
         scale: Scale knobs (`gdi scales`); default: the environment kind's.
         set: Overrides field=value, applied as `gdi train` would.
+        json: Print the config as JSON instead, as a run's config.json holds it.
     """
     from rich.console import Console
     from rich.table import Table
@@ -235,6 +236,11 @@ def config(preset: str = Config.preset, env: str = Config.env, scale: str | None
     from gdi.presets import SCALE_KINDS, SCALE_NOTES, resolve_config, scale_differences
 
     resolved = apply_overrides(resolve_config(preset, env, scale), set)
+    if json:
+        import json as json_module
+
+        print(json_module.dumps(resolved.to_dict(), indent=2, ensure_ascii=False))
+        return
     docs = field_docs()
     table = Table(title=f"{preset} on {env}, scale {resolved.scale}: "
                         f"{SCALE_NOTES[resolved.scale]}")
@@ -558,7 +564,10 @@ def main(argv: list[str] | None = None) -> None:
         code = tyro.extras.subcommand_cli_from_dict(
             _commands(),
             prog="gdi",
-            description=f"gdi {gdi.__version__}: Generalized Data Distribution Iteration.",
+            description=(f"gdi {gdi.__version__}: Generalized Data Distribution Iteration. "
+                         "`gdi --version` prints the version; `gdi --tyro-write-completion "
+                         "bash|zsh|tcsh PATH` writes a shell-completion script to PATH (e.g. "
+                         "~/.local/share/bash-completion/completions/gdi)."),
             args=args,
         )
     except USER_ERRORS as err:

@@ -59,3 +59,28 @@ def test_set_given_twice_keeps_every_value(capsys):
 ])
 def test_set_groups_are_merged_into_the_first(args, merged):
     assert merged_option(args) == merged
+
+
+def test_config_as_json_is_what_config_json_holds(capsys):
+    import json
+
+    from gdi.config import Config, apply_overrides
+    from gdi.presets import resolve_config
+
+    main(["config", "--env", "ale:Breakout", "--scale", "ale-cpu", "--json", "--set", "seed=4"])
+    printed = json.loads(capsys.readouterr().out)
+    expected = apply_overrides(resolve_config("gdi-i3", "ale:Breakout", "ale-cpu"), ["seed=4"])
+    assert Config.from_dict(printed) == expected and printed["seed"] == 4
+
+
+def test_the_help_says_how_to_get_the_version_and_shell_completion(capsys, tmp_path):
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert "gdi --version" in out and "--tyro-write-completion bash|zsh|tcsh PATH" in out
+    main(["--version"])
+    assert capsys.readouterr().out.startswith("gdi ")
+    with pytest.raises(SystemExit) as written:  # the command the help gives works
+        main(["--tyro-write-completion", "bash", str(tmp_path / "gdi.bash")])
+    assert written.value.code in (0, None)
+    assert "completion" in (tmp_path / "gdi.bash").read_text().lower()
