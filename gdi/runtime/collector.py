@@ -107,9 +107,11 @@ class ReplayCollector:
                        if c.end > first)
         history = chunk.sequence_start - max(first, 0)
         # The next chunk's sequences start at least one step later: older chunks can go (the
-        # held sequences keep what they refer to).
+        # held sequences keep what they refer to). The newest stays whatever the sequence's
+        # length: the next window's start is checked against its end (with one-step sequences
+        # and no frame stack, keep_from reaches it).
         keep_from = chunk.end + 1 - chunk.sequence_length - (self.frame_stack - 1)
-        while tail and tail[0].end <= keep_from:
+        while len(tail) > 1 and tail[0].end <= keep_from:
             tail.popleft()
         return pieces, history
 

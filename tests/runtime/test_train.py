@@ -336,3 +336,14 @@ def test_a_stop_request_does_not_wait_for_an_evaluation(tmp_path, monkeypatch):
     answers = iter([False, False, False, True])
     assert play_agent_episodes(agent, agent.env_config, episodes=2, seed=0,
                                should_stop=lambda: next(answers)) is None
+
+
+@pytest.mark.parametrize("backend", ["inline", "local"])
+def test_one_step_sequences_train(tmp_path, backend):
+    """seq_len=1, seq_stride=1, burn_in=0 on CartPole (no frame stack): the collector once
+    dropped the newest window it held and failed on the next one (IndexError)."""
+    config = tiny_config(frames=400, backend=backend, seq_len=1, seq_stride=1, burn_in=0)
+    result = train(config, tmp_path / "run", show_progress=False, tensorboard=False)
+    rows = [json.loads(line) for line in (result.run_dir / "metrics.jsonl").read_text()
+            .splitlines()]
+    assert result.frames >= 400 and max(row.get("learner_steps", 0) for row in rows) > 0
