@@ -67,6 +67,29 @@ class TrainResult:
     final_eval_return: float | None
 
 
+def frames_before_first_step(config: Config, frames_per_step: int) -> int:
+    """The fewest frames after which the collector can hold ``min_replay`` sequences, the
+    learner's first step: each window of an actor adds one sequence per environment, an
+    actor's first window after ``burn_in + seq_len`` steps and each later one ``seq_stride``
+    steps on; the fewest frames when one actor acts every window (others only add frames)."""
+    windows = -(-config.min_replay // config.envs_per_actor)
+    steps = config.sequence_length + (windows - 1) * config.seq_stride
+    return steps * config.envs_per_actor * frames_per_step
+
+
+def check_budget_reaches_training(config: Config, frames_per_step: int) -> None:
+    """ValueError when a new run's budget ends before its first learner step."""
+    needed = frames_before_first_step(config, frames_per_step)
+    if config.frames < needed:
+        raise ValueError(
+            f"frames={config.frames:,} ends before the first learner step: the collector holds "
+            f"min_replay={config.min_replay} sequences only after at least {needed:,} frames "
+            f"({config.envs_per_actor} environments per actor, {config.sequence_length} steps "
+            f"to an actor's first window and {config.seq_stride} to each next, "
+            f"{frames_per_step} frames per step); allowed: --frames {needed:,} or more, or a "
+            "smaller min_replay")
+
+
 def check_resumable(config: Config, payload: dict, run_dir: Path) -> list[str]:
     """Refuse to resume with a config that changes what the run learns, or a finished run with
     no more budget; returns notes on what the resumed run changes."""
@@ -120,6 +143,8 @@ def _train(config: Config, run_dir: Path | str | None, resume: bool, stop: StopR
     payload, notes = None, []
     say = StartUpLines(show_progress)
     env_config = resolve_env(config.env, **config.env_overrides)
+    if not resume:
+        check_budget_reaches_training(config, env_config.frames_per_step)
     if resume:
         if run_dir is None:
             raise ValueError("resume needs the run folder to continue")
@@ -232,6 +257,12 @@ def _train(config: Config, run_dir: Path | str | None, resume: bool, stop: StopR
             else:
                 progress.message(f"done: {trainer.frames:,} frames, final evaluation mean return "
                                  f"{final_return:.2f}; run folder {run_dir}")
+            if not stop.requested and trainer.learner.steps == 0:
+                progress.message(
+                    f"warning: no learner step was taken: the collector held "
+                    f"{len(trainer.collector)} of min_replay={config.min_replay} sequences when "
+                    f"the budget of {config.frames:,} frames ended; the network is still its "
+                    "initialization")
         return TrainResult(run_dir, trainer.frames, stop.requested, final_return)
     finally:
         stop.restore(previous_handlers)

@@ -347,3 +347,33 @@ def test_one_step_sequences_train(tmp_path, backend):
     rows = [json.loads(line) for line in (result.run_dir / "metrics.jsonl").read_text()
             .splitlines()]
     assert result.frames >= 400 and max(row.get("learner_steps", 0) for row in rows) > 0
+
+
+@pytest.mark.parametrize("frames, settings", [
+    ("1", []),
+    ("20000", ["min_replay=100000", "replay_capacity=200000"]),
+])
+def test_a_budget_that_ends_before_the_first_learner_step_is_refused(
+        tmp_path, capsys, frames, settings):
+    from tests.runtime.helpers import TINY
+
+    run = tmp_path / "run"
+    with pytest.raises(SystemExit) as refused:
+        main(["train", "--env", "gym:CartPole-v1", "--backend", "inline", "--frames", frames,
+              "--run-dir", str(run), "--set", *TINY, *settings])
+    err = capsys.readouterr().err
+    assert refused.value.code == 2 and "ends before the first learner step" in err
+    assert "allowed: --frames" in err and len(err.strip().splitlines()) == 1
+    assert not run.exists()
+
+
+def test_a_run_that_never_stepped_says_so(tmp_path, capsys):
+    """Two actors whose first windows (6 steps each) pass the lower bound (6 + 2·1 steps of
+    one actor) but not min_replay = 3 windows of 4 sequences: the budget ends untrained."""
+    from tests.runtime.helpers import TINY
+
+    main(["train", "--env", "gym:CartPole-v1", "--backend", "inline", "--frames", "40",
+          "--run-dir", str(tmp_path / "run"), "--no-report", "--set", *TINY, "num_actors=2",
+          "seq_stride=1", "min_replay=12", "eval_every=0"])
+    assert "warning: no learner step was taken: the collector held 8 of min_replay=12" in \
+        capsys.readouterr().err
