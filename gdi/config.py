@@ -129,6 +129,10 @@ class Config:
     """β, scale of the policy-gradient loss."""
     entropy_scale: float = 0.0
     """Entropy regularization (paper: none)."""
+    pg_clip: float = 0.0
+    """ε of PPO's clipped surrogate −min(r·Â, clip(r, 1 ± ε)·Â), r = π/μ, Â the V-trace
+    advantage before ρ, in place of the paper's policy gradient −ρ_s δ·log π (0: the paper's);
+    a bound on how far one batch moves π_λ."""
     pg_advantage_norm: Literal["none", "center", "standardize"] = "none"
     """The policy gradient's advantages ρ_s δ over each batch: none (the paper), center (minus
     their mean) or standardize (centred, divided by their standard deviation)."""
@@ -284,6 +288,9 @@ def _validate(cfg: Config) -> None:
             f"backend must be one of {', '.join(backends.BACKENDS)}, got {cfg.backend!r}")
     if cfg.ray_placement not in ("spread", "pack"):
         raise ValueError(f"ray_placement must be spread or pack, got {cfg.ray_placement!r}")
+    if not 0 <= cfg.pg_clip < 1:
+        raise ValueError(f"pg_clip must be in [0, 1) (0: the paper's policy gradient), got "
+                         f"{cfg.pg_clip!r}")
     norms = typing.get_args(typing.get_type_hints(Config)["pg_advantage_norm"])
     if cfg.pg_advantage_norm not in norms:
         raise ValueError(f"pg_advantage_norm must be one of {', '.join(norms)}, got "

@@ -12,7 +12,6 @@ metrics)``; the learner holds the optimizer and calls it. Naming convention: see
 from __future__ import annotations
 
 import math
-import typing
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -20,38 +19,17 @@ import torch
 
 from gdi.config import Config
 from gdi.learning.dueling import dueling_q
+from gdi.learning.policy_gradient import (
+    PG_ADVANTAGE_NORMS,
+    clipped_surrogate_loss,
+    normalized_pg_advantages,
+)
 from gdi.learning.retrace import retrace
 from gdi.learning.shaping import REWARD_SHAPES
 from gdi.learning.vtrace import check_time_major, vtrace
 from gdi.policy_space import POLICY_SPACES, PolicySpace
 
-__all__ = ["PG_ADVANTAGE_NORMS", "LossBatch", "LossConfig", "LossOutputs", "loss",
-           "normalized_pg_advantages"]
-
-#: How the policy gradient's advantages may be normalized over a batch (not in the paper):
-#: the names Config's field allows.
-PG_ADVANTAGE_NORMS = typing.get_args(typing.get_type_hints(Config)["pg_advantage_norm"])
-
-
-def normalized_pg_advantages(pg_advantages: torch.Tensor, norm: str,
-                             eps: float = 1e-8) -> torch.Tensor:
-    """The policy gradient's advantages ρ_s δ ``[T, B]``, normalized over the whole batch.
-
-    "none": unchanged (the paper). "center": minus their mean, so that a batch whose advantages
-    are all positive (a value that lags rewards that are never negative, as early on Breakout)
-    no longer reinforces every action it sampled. "standardize": centred and divided by their
-    standard deviation (+ ``eps``), PPO's normalization, so that the policy's step no longer
-    grows with the rewards' scale. Not in the paper (docs/paper-choices.md).
-    """
-    if norm == "none":
-        return pg_advantages
-    centred = pg_advantages - pg_advantages.mean()
-    if norm == "center":
-        return centred
-    if norm == "standardize":
-        return centred / (pg_advantages.std(unbiased=False) + eps)
-    raise ValueError(f"pg_advantage_norm: unknown normalization {norm!r}; allowed: "
-                     f"{', '.join(PG_ADVANTAGE_NORMS)}")
+__all__ = ["LossBatch", "LossConfig", "LossOutputs", "loss"]
 
 @dataclass(frozen=True)
 class LossConfig:
@@ -80,6 +58,9 @@ class LossConfig:
     """β, weight of the policy-gradient loss."""
     entropy_scale: float = Config.entropy_scale
     """Weight of the entropy bonus; the paper uses none, operator-view presets may."""
+    pg_clip: float = Config.pg_clip
+    """ε of PPO's clipped surrogate in place of the V-trace policy gradient; 0: the paper's
+    −ρ_s δ · log π. See ``clipped_surrogate_loss``."""
     pg_advantage_norm: str = Config.pg_advantage_norm
     """What the policy gradient's advantages ρ_s δ become over each batch before they weigh
     log π: none (the paper), center (minus their batch mean) or standardize (also divided by
@@ -124,6 +105,10 @@ class LossConfig:
                     f"{field}: an importance-weight truncation must be a number >= 0 "
                     f"(float('inf') for none), got {value!r}"
                 )
+        if (isinstance(self.pg_clip, bool) or not isinstance(self.pg_clip, int | float)
+                or not 0 <= self.pg_clip < 1):
+            raise ValueError(f"pg_clip: the clip ε of PPO's surrogate must be in [0, 1) (0: the "
+                             f"paper's V-trace policy gradient), got {self.pg_clip!r}")
         if self.pg_advantage_norm not in PG_ADVANTAGE_NORMS:
             raise ValueError(
                 f"pg_advantage_norm: unknown normalization {self.pg_advantage_norm!r}; allowed: "
@@ -285,7 +270,8 @@ def loss(
       V-trace (v_s, ρ_s δ) from (log ρ, γ_t, r_k, V_k, V_k(x_T));
       Retrace target G from (log ρ, γ_t, r_k, Q_k(x_t, a_t), E_π Q_k(x_t, ·) = V_k(x_t), V_k(x_T));
       L_V,k = ½(v_s − V_k)², L_Q,k = ½(G − Q_k(x_t, a_t))², L_π,k = −ρ_s δ · log π_k(a_t)
-      (ρ_s δ normalized over the batch as ``config.pg_advantage_norm`` says; the paper: not);
+      (ρ_s δ normalized over the batch as ``config.pg_advantage_norm`` says; with
+      ``config.pg_clip`` > 0 PPO's clipped surrogate of δ instead; the paper: neither);
     * means over T×B, sums over families.
 
     log π_k is π_λ with the *other* families' advantages detached (GDI-H³: "update θ₁, θ₂ via
@@ -371,13 +357,20 @@ def loss(
         value_loss = 0.5 * (vtrace_returns.vs - value).pow(2).mean()
         q_loss = 0.5 * (q_targets - q_taken).pow(2).mean()
         log_policy_taken = _taken(family_log_policies[family], actions)
-        raw_pg_advantages = vtrace_returns.pg_advantages
-        pg_advantages = normalized_pg_advantages(raw_pg_advantages, config.pg_advantage_norm)
-        # ρ = 0 where π(a_t) = 0 (possible for ε-greedy): the term is 0, not 0·(−inf) = NaN.
-        policy_loss = -torch.where(
-            raw_pg_advantages == 0, torch.zeros_like(pg_advantages),
-            pg_advantages * log_policy_taken
-        ).mean()
+        if config.pg_clip > 0:  # the surrogate's ratio takes the place of V-trace's ρ
+            raw_pg_advantages = vtrace_returns.td_advantages
+            pg_advantages = normalized_pg_advantages(raw_pg_advantages, config.pg_advantage_norm)
+            policy_loss = clipped_surrogate_loss(log_policy_taken, batch.behavior_log_probs,
+                                                 pg_advantages, config.pg_clip).mean()
+        else:
+            raw_pg_advantages = vtrace_returns.pg_advantages
+            pg_advantages = normalized_pg_advantages(raw_pg_advantages,
+                                                     config.pg_advantage_norm)
+            # ρ = 0 where π(a_t) = 0 (possible for ε-greedy): the term is 0, not 0·(−inf) = NaN.
+            policy_loss = -torch.where(
+                raw_pg_advantages == 0, torch.zeros_like(pg_advantages),
+                pg_advantages * log_policy_taken
+            ).mean()
 
         value_losses.append(value_loss)
         q_losses.append(q_loss)

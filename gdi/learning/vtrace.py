@@ -29,6 +29,9 @@ class VTraceReturns(NamedTuple):
 
     vs: torch.Tensor  # [T, B] V-trace value targets v_s
     pg_advantages: torch.Tensor  # [T, B] ρ_s (r_s + γ_s v_{s+1} − V(x_s))
+    # [T, B] r_s + γ_s v_{s+1} − V(x_s), the same advantage before its importance weight (what a
+    # clipped surrogate weighs with its own ratio); None from callers that build only the two.
+    td_advantages: torch.Tensor | None = None
 
 
 def check_time_major(name: str, tensor: torch.Tensor, shape: tuple[int, ...] | None) -> None:
@@ -111,7 +114,7 @@ def vtrace(
       clip_pg_rho: truncation of ρ in the policy gradient advantage; None means ``clip_rho``.
 
     Returns:
-      ``VTraceReturns(vs, pg_advantages)``, both ``[T, B]``.
+      ``VTraceReturns(vs, pg_advantages, td_advantages)``, each ``[T, B]``.
     """
     check_time_major("log_rhos", log_rhos, None)
     shape = tuple(log_rhos.shape)
@@ -143,5 +146,6 @@ def vtrace(
 
     vs_tp1 = torch.cat([vs[1:], bootstrap_value.unsqueeze(0)], dim=0)
     pg_rhos = torch.clamp(importance_weights, max=clip_pg_rho)
-    pg_advantages = pg_rhos * (rewards + discounts * vs_tp1 - values)
-    return VTraceReturns(vs=vs, pg_advantages=pg_advantages)
+    td_advantages = rewards + discounts * vs_tp1 - values
+    return VTraceReturns(vs=vs, pg_advantages=pg_rhos * td_advantages,
+                         td_advantages=td_advantages)

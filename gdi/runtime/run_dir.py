@@ -79,6 +79,7 @@ FIELDS_ADDED_LATER = {
     "torso_init": "auto",
     "q_loss_trains_value": True,  # before it, L_Q always reached V through Q = Ā + V
     "pg_advantage_norm": "none",  # before it, ρ_s δ weighed log π as V-trace gave it
+    "pg_clip": 0.0,  # before it, the V-trace policy gradient, no clipped surrogate
 }
 
 

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from gdi.learning import LossBatch, LossConfig, LossOutputs, loss
-from gdi.learning.loss import normalized_pg_advantages
+from gdi.learning.policy_gradient import clipped_surrogate_loss, normalized_pg_advantages
 from tests.learning.test_retrace import retrace_reference
 from tests.learning.test_vtrace import vtrace_reference
 from tests.tolerance import assert_close, is_close
@@ -152,10 +152,19 @@ def reference_loss(outputs, batch, config):
         log_pi_taken = (
             torch.tensor(pi, dtype=DTYPE).log().gather(-1, batch.actions[..., None])[..., 0]
         )
+        if config.pg_clip > 0:  # PPO's surrogate of the advantage before ρ, written out
+            vs_next = torch.cat([vs[1:], value[k, num_steps:num_steps + 1]])
+            pg = rewards + batch.discounts * vs_next - value[k, :num_steps]
+            weight = pg_normalized_by_hand(pg, config.pg_advantage_norm)
+            ratio = (log_pi_taken - batch.behavior_log_probs).exp()
+            low, high = 1 - config.pg_clip, 1 + config.pg_clip
+            policy = -torch.minimum(ratio * weight, ratio.clamp(low, high) * weight)
+        else:
+            policy = -pg_normalized_by_hand(pg, config.pg_advantage_norm) * log_pi_taken
         terms = {
             "value": 0.5 * (vs - value[k, :num_steps]) ** 2,
             "q": 0.5 * (g - q_taken) ** 2,
-            "policy": -pg_normalized_by_hand(pg, config.pg_advantage_norm) * log_pi_taken,
+            "policy": policy,
         }
         for name, term in terms.items():
             metrics[f"losses/{name}_f{k + 1}"] = float(term.mean())
@@ -216,9 +225,11 @@ def assert_matches_reference(got, reference, batch) -> None:
         LossConfig(reward_shapes=("root", "none"), clip_rho=0.9, clip_c=1.2, value_loss_scale=0.5),
         LossConfig(pg_advantage_norm="center", entropy_scale=0.1),
         LossConfig(reward_shapes=("log", "root"), pg_advantage_norm="standardize"),
+        LossConfig(pg_clip=0.2),
+        LossConfig(reward_shapes=("log", "root"), pg_clip=0.1, pg_advantage_norm="standardize"),
     ],
     ids=["gdi-i3", "gdi-i3-clips", "gdi-h3", "gdi-h3-clips", "gdi-i3-center",
-         "gdi-h3-standardize"],
+         "gdi-h3-standardize", "gdi-i3-ppo-clip", "gdi-h3-ppo-clip-standardize"],
 )
 def test_matches_reference(config):
     outputs, batch = make_case(config.num_families)
@@ -482,6 +493,26 @@ def test_pg_advantages_normalized_by_hand():
         normalized_pg_advantages(pg, "whiten")
 
 
+@pytest.mark.parametrize("ratio, advantage, loss_by_hand, gradient_by_hand", [
+    (1.5, 2.0, -2.4, 0.0),    # min(3, 1.2·2): clipped, no gradient (π already moved up)
+    (0.5, 2.0, -1.0, -1.0),   # min(1, 0.8·2): d(−r·Â)/d log π = −r·Â
+    (0.5, -2.0, 1.6, 0.0),    # min(−1, 0.8·−2): clipped (π already moved down)
+    (1.5, -2.0, 3.0, 3.0),    # min(−3, 1.2·−2) = −3: unclipped, −r·Â = 3
+])
+def test_clipped_surrogate_by_hand(ratio, advantage, loss_by_hand, gradient_by_hand):
+    log_mu = torch.tensor([[math.log(0.2)]], dtype=DTYPE)
+    log_pi = (log_mu + math.log(ratio)).requires_grad_(True)
+    got = clipped_surrogate_loss(log_pi, log_mu, torch.tensor([[advantage]], dtype=DTYPE), 0.2)
+    (gradient,) = torch.autograd.grad(got.sum(), [log_pi])
+    assert_close(got, torch.tensor([[loss_by_hand]], dtype=DTYPE), terms=3)
+    assert_close(gradient, torch.tensor([[gradient_by_hand]], dtype=DTYPE), terms=3)
+
+
+def test_clipped_surrogate_needs_a_positive_clip():
+    with pytest.raises(ValueError, match="needs ε > 0, got 0"):
+        clipped_surrogate_loss(torch.zeros(1, 1), torch.zeros(1, 1), torch.ones(1, 1), 0)
+
+
 def test_centred_pg_no_longer_pushes_up_every_sampled_action():
     """Every ρ_s δ positive (V far below every return, as early on Breakout, whose rewards are
     never negative): the paper's gradient raises the logit of every taken action; centred over
@@ -595,6 +626,9 @@ def test_float32_inputs():
         ("pg_loss_scale", "10"),
         ("entropy_scale", -0.01),
         ("pg_advantage_norm", "whiten"),
+        ("pg_clip", 1.0),
+        ("pg_clip", -0.1),
+        ("pg_clip", True),
         ("aux_loss_scale", float("nan")),
     ],
 )

@@ -100,6 +100,8 @@ def test_two_steps_by_hand():
     )
     assert_close(returns.vs, torch.tensor([[6.75], [5.5]], dtype=DTYPE))
     assert_close(returns.pg_advantages, torch.tensor([[4.425], [1.5]], dtype=DTYPE))
+    # The same advantages before ρ: 2.95 and 3.
+    assert_close(returns.td_advantages, torch.tensor([[2.95], [3.0]], dtype=DTYPE))
 
 
 def test_pg_rho_truncated_separately():
