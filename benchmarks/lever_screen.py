@@ -8,7 +8,7 @@ differs from them only there, over the same first frames. One Markdown table and
 
 Each run is cut at ``--frames`` (a screen stops there with ``gdi train --stop-at``, its
 schedules still those of the full budget, so that it matches the control's first frames). The
-table gives, per run: the frames at which the mean return of the last ``--window`` training
+table gives, per run: how far it ran (its last logged row within the cut), the frames at which the mean return of the last ``--window`` training
 episodes first reached each level (``--levels``), the last evaluation within the cut, and what
 the learner saw, as medians over the logged rows of each third of the cut: the entropy of π_λ
 (nats; uniform over Breakout's 18 actions is log 18 = 2.89), E's mean sampled 1/τ₁ and 1/τ₂,
@@ -54,8 +54,15 @@ class Screened:
     curve: Curve
 
 
+#: How far past the cut a record still counts: a run stopped at N frames stops at the first
+#: window past N (640 frames on the ALE at the ale-cpu scale) and evaluates there when N is an
+#: evaluation's frame count, as the control did at the same point.
+CUT_SLACK = 1e-3
+
+
 def cut(curve: Curve, frames: float) -> Curve:
-    """``curve`` with only what happened by ``frames``."""
+    """``curve`` with only what happened by ``frames`` (and ``CUT_SLACK`` of it past)."""
+    frames = frames * (1 + CUT_SLACK)
     keep = curve.episode_frames <= frames
     evals = curve.eval_frames <= frames
     return Curve(
@@ -85,7 +92,7 @@ def _number(value: float | None, digits: int) -> str:
 
 def screen_table(runs: list[Screened], frames: float, levels: Sequence[float],
                  window: int) -> str:
-    head = ["run", *(f"to {level:g}" for level in levels), "last eval (frames)",
+    head = ["run", "frames", *(f"to {level:g}" for level in levels), "last eval (frames)",
             *(f"{title} (thirds)" for _, title, _ in STATISTICS)]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for run in runs:
@@ -93,8 +100,9 @@ def screen_table(runs: list[Screened], frames: float, levels: Sequence[float],
         reached = [first_reached(c, level, window) for level in levels]
         last_eval = (f"{np.mean(c.eval_returns[-1]):.1f} ({c.eval_frames[-1] / 1e6:.1f}M)"
                      if c.eval_returns else "—")
-        cells = [run.label, *("—" if r is None else f"{r[1] / 1e6:.2f}M" for r in reached),
-                 last_eval]
+        ran = max([row["frames"] for row in c.learner_rows] or [0])
+        cells = [run.label, f"{ran / 1e6:.2f}M",
+                 *("—" if r is None else f"{r[1] / 1e6:.2f}M" for r in reached), last_eval]
         for key, _, digits in STATISTICS:
             cells.append(" / ".join(_number(v, digits) for v in thirds(c.learner_rows, key,
                                                                        frames)))

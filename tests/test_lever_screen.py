@@ -38,12 +38,13 @@ def test_a_screen_table_by_hand(tmp_path, capsys):
     rows = {line.split(" | ")[0].lstrip("| "): line.split(" | ") for line in table.splitlines()
             if line.startswith("| control") or line.startswith("| lever")}
     # control: 6 at 30k frames reaches 5, not 10 (the 20 comes after the cut).
-    assert rows["control"][1:3] == ["0.03M", "—"]
-    assert rows["control"][3] == "9.0 (0.1M)"  # the evaluation at 60k frames, mean of 8 and 10
-    assert rows["control"][4] == "3.00 / 1.00 / 2.00"
-    assert rows["control"][7] == "— / — / —"
-    assert rows["lever"][1:3] == ["—", "—"]
-    assert rows["lever"][4] == "2.50 / — / —" and rows["lever"][7] == "0.25 / — / —"
+    assert rows["control"][1] == "0.09M" and rows["lever"][1] == "0.01M"  # last rows in the cut
+    assert rows["control"][2:4] == ["0.03M", "—"]
+    assert rows["control"][4] == "9.0 (0.1M)"  # the evaluation at 60k frames, mean of 8 and 10
+    assert rows["control"][5] == "3.00 / 1.00 / 2.00"
+    assert rows["control"][8] == "— / — / —"
+    assert rows["lever"][2:4] == ["—", "—"]
+    assert rows["lever"][5] == "2.50 / — / —" and rows["lever"][8] == "0.25 / — / —"
     assert "cut at 0.09M" in table
     assert "| control |" in capsys.readouterr().out
 
