@@ -8,6 +8,7 @@ convention (what ``rewards[t]``, ``discounts[t]``, ``values[t]`` mean) is writte
 
 from gdi.learning.dueling import dueling_q
 from gdi.learning.loss import LossBatch, LossConfig, LossOutputs, loss
+from gdi.learning.policy_gradient import clipped_surrogate_loss, normalized_pg_advantages
 from gdi.learning.retrace import retrace
 from gdi.learning.shaping import (
     REWARD_SHAPES,
@@ -25,11 +26,13 @@ __all__ = [
     "LossConfig",
     "LossOutputs",
     "VTraceReturns",
+    "clipped_surrogate_loss",
     "dueling_q",
     "get_reward_shape",
     "identity_shape",
     "log_shape",
     "loss",
+    "normalized_pg_advantages",
     "retrace",
     "root_shape",
     "symlog_shape",
