@@ -357,15 +357,14 @@ def loss(
         value_loss = 0.5 * (vtrace_returns.vs - value).pow(2).mean()
         q_loss = 0.5 * (q_targets - q_taken).pow(2).mean()
         log_policy_taken = _taken(family_log_policies[family], actions)
-        if config.pg_clip > 0:  # the surrogate's ratio takes the place of V-trace's ρ
-            raw_pg_advantages = vtrace_returns.td_advantages
-            pg_advantages = normalized_pg_advantages(raw_pg_advantages, config.pg_advantage_norm)
+        # With a clipped surrogate its ratio takes the place of V-trace's ρ.
+        raw_pg_advantages = (vtrace_returns.td_advantages if config.pg_clip > 0
+                             else vtrace_returns.pg_advantages)
+        pg_advantages = normalized_pg_advantages(raw_pg_advantages, config.pg_advantage_norm)
+        if config.pg_clip > 0:
             policy_loss = clipped_surrogate_loss(log_policy_taken, batch.behavior_log_probs,
                                                  pg_advantages, config.pg_clip).mean()
         else:
-            raw_pg_advantages = vtrace_returns.pg_advantages
-            pg_advantages = normalized_pg_advantages(raw_pg_advantages,
-                                                     config.pg_advantage_norm)
             # ρ = 0 where π(a_t) = 0 (possible for ε-greedy): the term is 0, not 0·(−inf) = NaN.
             policy_loss = -torch.where(
                 raw_pg_advantages == 0, torch.zeros_like(pg_advantages),
