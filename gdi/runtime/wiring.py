@@ -45,7 +45,7 @@ from gdi.runtime.run_dir import (
     write_config,
 )
 from gdi.runtime.stop import StopRequest
-from gdi.runtime.trainer import Trainer
+from gdi.runtime.trainer import Trainer, final_evaluation_recorded
 
 #: What a resumed run may change: where, how and how long it runs, never what it learns. A
 #: larger ``frames`` extends the budget (the annealed schedules follow the new budget, see
@@ -105,12 +105,16 @@ def check_resumable(config: Config, payload: dict, run_dir: Path) -> list[str]:
             + f"; a resumed run may change only {', '.join(RESUMABLE_FIELDS)}"
         )
     frames = int(payload["frames"])
-    if frames >= config.frames:
-        raise ValueError(
-            f"{run_dir} already finished at {frames:,} frames (budget {config.frames:,}); "
-            "to train on, extend the budget: gdi train --resume RUN --frames N"
-        )
     notes = []
+    if frames >= config.frames:
+        if final_evaluation_recorded(run_dir, frames):
+            raise ValueError(
+                f"{run_dir} already finished at {frames:,} frames (budget {config.frames:,}); "
+                "to train on, extend the budget: gdi train --resume RUN --frames N"
+            )
+        # A stop during the final evaluation saved the checkpoint and recorded nothing.
+        notes.append(f"the budget of {config.frames:,} frames was spent but the final "
+                     "evaluation was interrupted: playing it now")
     if saved.frames != config.frames:
         notes.append(f"budget {saved.frames:,} → {config.frames:,} frames: the learning-rate "
                      "and weight-decay anneals now end at the new budget")
@@ -208,13 +212,15 @@ def _train(config: Config, run_dir: Path | str | None, resume: bool, stop: StopR
         previous_handlers = stop.install()
         if stop.requested:  # during start-up: nothing trained, so nothing new to checkpoint
             return _stopped_during_start_up(run_dir, say, resume, trainer.frames)
-        say(f"{run_dir}: starting {config.num_actors} actor(s) of {config.envs_per_actor} "
-            f"environments ({config.backend} backend)")
-        trainer.warn(*backend.start(trainer.controller_state, payload, stop=stop))
-        if stop.requested:
-            return _stopped_during_start_up(run_dir, say, resume, trainer.frames)
-        say("waiting for the first window of experience (each actor builds its environments "
-            f"and acts {config.burn_in + config.seq_len} steps; a stop before it keeps nothing)")
+        if trainer.frames < config.frames:  # else resumed to play the final evaluation only
+            say(f"{run_dir}: starting {config.num_actors} actor(s) of "
+                f"{config.envs_per_actor} environments ({config.backend} backend)")
+            trainer.warn(*backend.start(trainer.controller_state, payload, stop=stop))
+            if stop.requested:
+                return _stopped_during_start_up(run_dir, say, resume, trainer.frames)
+            say("waiting for the first window of experience (each actor builds its "
+                f"environments and acts {config.burn_in + config.seq_len} steps; a stop "
+                "before it keeps nothing)")
         progress = TrainingProgress(config.frames, trainer.frames, run_dir.name) \
             if show_progress else None
 
@@ -248,7 +254,8 @@ def _train(config: Config, run_dir: Path | str | None, resume: bool, stop: StopR
             trainer.periodic(force_log=True)
             final = trainer.final_evaluation()  # None when a stop request interrupted it
             final_return = None if final is None else final["mean_return"]
-        checkpoint(trainer, backend)
+        if trained():  # else the checkpoint at these frames is already the newest
+            checkpoint(trainer, backend)
         if progress is not None:
             if stop.requested:
                 how = "interrupted" if stop.signal is not None else f"stopped ({stop.reason})"

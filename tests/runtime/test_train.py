@@ -166,6 +166,35 @@ def test_sigterm_during_a_local_run_leaves_a_loadable_checkpoint(tmp_path):
     assert 0 < payload["frames"] < 10_000_000
 
 
+def test_a_stop_during_the_final_evaluation_is_played_on_resume(tmp_path, monkeypatch):
+    # Issue 45 item 3: SIGTERM while the final evaluation plays kept the checkpoint and
+    # recorded nothing, and the resume then refused the run as "already finished".
+    from gdi.runtime import trainer as trainer_module
+
+    play = trainer_module.play_episodes
+
+    def terminated_while_playing(*args, **kwargs):
+        os.kill(os.getpid(), signal.SIGTERM)  # a real signal, to the run's own handler
+        return play(*args, **kwargs)
+
+    config = tiny_config(frames=400, eval_every=0)
+    monkeypatch.setattr(trainer_module, "play_episodes", terminated_while_playing)
+    cut = train(config, tmp_path / "run", show_progress=False, tensorboard=False)
+    assert cut.interrupted and cut.frames >= 400 and cut.final_eval_return is None
+    assert not list((cut.run_dir / "eval").glob("*.json"))
+    checkpoints = sorted((cut.run_dir / "checkpoints").iterdir())
+
+    monkeypatch.setattr(trainer_module, "play_episodes", play)
+    done = train(config, cut.run_dir, resume=True, show_progress=False, tensorboard=False)
+    assert not done.interrupted and done.frames == cut.frames
+    assert done.final_eval_return is not None
+    recorded = json.loads((cut.run_dir / "eval" / f"frames_{cut.frames:012d}.json").read_text())
+    assert recorded["frames"] == cut.frames and recorded["mean_return"] == done.final_eval_return
+    assert sorted((cut.run_dir / "checkpoints").iterdir()) == checkpoints  # nothing retrained
+    with pytest.raises(ValueError, match="already finished"):
+        train(config, cut.run_dir, resume=True, show_progress=False, tensorboard=False)
+
+
 def test_run_folder_is_never_overwritten(tmp_path, capsys):
     run = tmp_path / "exists"
     run.mkdir()
