@@ -176,6 +176,10 @@ class Config:
     each failed actor is restarted with its E; one more stops the run with a checkpoint."""
     actor_failure_window_s: float = 600.0
     """Seconds over which actor failures are counted against actor_failures_max."""
+    actor_timeout_s: float = 300.0
+    """Seconds an actor may take to send a window it was asked for, once started, before the
+    learner names it as hung (an environment whose step never returns, a stopped process) and
+    restarts it, a failure counted against actor_failures_max."""
     skipped_updates_max: int = 100
     """Consecutive learner updates skipped for a non-finite loss or gradient after which the
     run stops with a checkpoint and an error (parameters no longer change)."""
@@ -274,7 +278,7 @@ def _validate(cfg: Config) -> None:
         "max_grad_norm", "push_every", "log_every", "checkpoint_every_s", "eval_episodes",
         "checkpoint_every_frames",
         "keep_checkpoints", "clip_rho", "clip_c", "reservoir_stages", "ray_cpus_per_actor",
-        "actor_failure_window_s", "skipped_updates_max",
+        "actor_failure_window_s", "actor_timeout_s", "skipped_updates_max",
     )
     _non_negative(
         cfg, "burn_in", "warmup_steps", "weight_decay", "value_loss_scale", "q_loss_scale",

@@ -150,6 +150,11 @@ class FailureBudget:
             )
 
 
+#: Seconds an actor may take to start (a process spawned, torch imported, its environments
+#: built: over a minute for the paper's ALE preset on a small CPU) before it counts as hung.
+ACTOR_START_TIMEOUT_S = 600.0
+
+
 class ParallelBackend:
     """What the backends whose actors run elsewhere (local processes, Ray actors) share: each
     actor's incarnation, the failure budget and the restart that replaces a failed actor. A
@@ -157,7 +162,15 @@ class ParallelBackend:
 
     A failed actor is discarded at once and started again at the next ``request`` or
     ``receive``: by then the driver has handed every window received before the failure to
-    the Trainer, so the replacement gets its E as last reported (``controller_state``)."""
+    the Trainer, so the replacement gets its E as last reported (``controller_state``).
+
+    An actor that has not sent a window ``actor_timeout_s`` seconds after it was asked for it
+    (an environment whose ``step`` never returns, a process stopped with SIGSTOP, a Ray actor
+    whose node hangs) fails the same way: ``_restart_silent_actors``, called by each subclass
+    in ``receive``, names it and replaces it. Alive is not enough: the driver waits for the
+    window, not for the process. A subclass whose actors report when they are ready
+    (``_starting``, ``_ready``) gives their start-up (a process spawned, its environments
+    built) ``ACTOR_START_TIMEOUT_S`` instead, and the window's clock starts when it is ready."""
 
     def __init__(self, config) -> None:
         self.config = config
@@ -167,6 +180,8 @@ class ParallelBackend:
         self.failures = FailureBudget(config.actor_failures_max, config.actor_failure_window_s)
         self._to_relaunch: list[int] = []
         self._warnings: list[str] = []
+        self._asked_at: list[float | None] = [None] * config.num_actors  # monotonic seconds
+        self._started_at: list[float | None] = [None] * config.num_actors  # None: ready
 
     def _launch(self, i: int) -> None:
         """Start actor ``i`` (incarnation ``self.incarnations[i]``) with E
@@ -193,11 +208,50 @@ class ParallelBackend:
         own (``incarnation``), unless the failure budget is spent (``ActorFailure``). The
         replacement starts at the next ``_relaunch_failed``."""
         self.failures.record(time.monotonic(), what)
+        self._answered(i)
+        self._started_at[i] = None
         self._discard(i)
         self.incarnations[i] += 1
         self._to_relaunch.append(i)
         self._warnings.append(f"{what}; restarted it with its E as last reported and fresh "
                               f"environments (restart {self.restarts})")
+
+    def _starting(self, i: int) -> None:
+        """Actor ``i`` was launched and has not said it is ready."""
+        self._started_at[i] = time.monotonic()
+
+    def _ready(self, i: int) -> None:
+        """Actor ``i`` is ready: a window it was asked for during start-up is timed from now."""
+        self._started_at[i] = None
+        if self._asked_at[i] is not None:
+            self._asked_at[i] = time.monotonic()
+
+    def _asked(self, i: int) -> None:
+        self._asked_at[i] = time.monotonic()
+
+    def _answered(self, i: int) -> None:
+        """Actor ``i`` owes nothing now: it sent its window, or it was discarded."""
+        self._asked_at[i] = None
+
+    def _restart_silent_actors(self, skip=()) -> None:
+        """Restart every actor that owes a window asked for more than ``actor_timeout_s``
+        seconds ago, but those in ``skip`` (a Ray actor still being placed has a deadline of
+        its own)."""
+        now = time.monotonic()
+        for i, (asked, started) in enumerate(zip(self._asked_at, self._started_at, strict=True)):
+            if i in skip:
+                continue
+            if started is not None and now - started > ACTOR_START_TIMEOUT_S:
+                self._restart(i, f"actor {i} did not start within {now - started:.0f} s "
+                                 f"(ACTOR_START_TIMEOUT_S={ACTOR_START_TIMEOUT_S:g}): "
+                                 "environments that never finish building, or a stopped "
+                                 "process")
+            elif (started is None and asked is not None
+                    and now - asked > self.config.actor_timeout_s):
+                self._restart(i, f"actor {i} sent nothing for {now - asked:.0f} s after it was "
+                                 f"asked for a window (actor_timeout_s="
+                                 f"{self.config.actor_timeout_s:g}): an environment whose "
+                                 "step never returns, or a stopped process")
 
     def _relaunch_failed(self) -> None:
         """Start the replacements of the actors that failed since the last call (each

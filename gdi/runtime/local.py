@@ -7,10 +7,20 @@ instead of the pipe). Each actor has a credit semaphore of its own, so the backe
 always knows which actor owes a window; the driver (``gdi.runtime.driver``) decides when to
 ask.
 
-Faults: an actor process that dies (``kill -9``, an exception, a crashed emulator) is restarted
-with its E as last reported and fresh environments (seeded anew), and a warning says so; the
-window it owed, even half sent, is asked again. More than ``actor_failures_max`` failures within
-``actor_failure_window_s`` stop the run (``ActorFailure``). An actor whose learner process is
+Faults: an actor process that dies (``kill -9``, an exception, a crashed emulator), or sends
+nothing for ``actor_timeout_s`` seconds after it was asked for a window (a hung environment, a
+SIGSTOP), is restarted with its E as last reported and fresh environments (seeded anew), and a
+warning says so; the window it owed, even half sent, is asked again. More than
+``actor_failures_max`` failures within ``actor_failure_window_s`` stop the run
+(``ActorFailure``).
+
+The learner never reads a pipe itself: one reader thread per actor process does, and hands
+what arrives to a queue. Reading a window can block (a sender stopped halfway through a
+window larger than the pipe holds, or while torch hands over a tensor's shared memory), and a
+thread blocked in a read does not return to Python's signal handlers; the main thread only
+waits on the queue with a timeout, so a Ctrl-C or SIGTERM is seen within a second whatever
+an actor does. A discarded process is killed (SIGKILL after a grace period: a stopped
+process ignores SIGTERM until it is continued), which ends its reader with end of file. An actor whose learner process is
 gone (``kill -9`` of the main process) exits within a fraction of a second, wherever it is
 blocked (a dead learner may have left a push half-written or the window pipe full), so
 nothing is left running.
@@ -24,11 +34,12 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import queue
 import signal
 import threading
 import time
 import traceback
-from multiprocessing.connection import Connection, wait
+from multiprocessing.connection import Connection
 
 import torch
 import torch.multiprocessing as torch_mp
@@ -42,6 +53,12 @@ from gdi.runtime.parameter_server import SharedParameterServer
 #: How often (seconds) an actor checks that its learner process is still there, and how long a
 #: wait for a credit or queue room lasts before it looks at the stop event again.
 PARENT_CHECK_S = 0.2
+#: Seconds a discarded or closing actor process gets to end after SIGTERM before SIGKILL.
+TERMINATE_GRACE_S = 2.0
+#: What a reader thread hands on when its actor's pipe is closed (the process ended).
+_END_OF_PIPE = object()
+#: What an actor process sends once its environments are built (before its first window).
+_READY = ("ready",)
 
 
 def _pack(window: Window) -> Window:
@@ -54,6 +71,36 @@ def _pack(window: Window) -> Window:
 def _unpack(window: Window) -> Window:
     steps = dataclasses.replace(window.steps, frames=window.steps.frames.numpy())
     return dataclasses.replace(window, steps=steps)
+
+
+def _read_windows(actor_id: int, incarnation: int, channel: Connection,
+                  arrived: queue.Queue) -> None:
+    """Reader thread of one actor process's pipe: hand each message on, then the end of the
+    pipe, tagged with the actor and its incarnation (a replaced process's leftovers are
+    dropped by the receiver). The thread owns the pipe's reading end and closes it."""
+    try:
+        while True:
+            try:
+                content = channel.recv()
+            except (OSError, EOFError):
+                # The sender died: before its window was whole, or before it was taken (its
+                # shared-memory handle went with it). Nothing more comes from this process.
+                break
+            arrived.put((actor_id, incarnation, content))
+    finally:
+        channel.close()
+        arrived.put((actor_id, incarnation, _END_OF_PIPE))
+
+
+def _end_process(process, grace_s: float = TERMINATE_GRACE_S) -> None:
+    """SIGTERM, then SIGKILL if the process has not ended within ``grace_s`` (a stopped
+    process leaves SIGTERM pending until it is continued; SIGKILL ends it anyway)."""
+    if process.is_alive():
+        process.terminate()
+        process.join(timeout=grace_s)
+    if process.is_alive():
+        process.kill()
+    process.join(timeout=grace_s)
 
 
 def _exit_when_orphaned(parent_pid: int) -> None:
@@ -75,14 +122,16 @@ def actor_process(
     shapes,
     server: SharedParameterServer,
     channel: Connection,
-    stop_event,
+    stopping,
     credits,
     controller_state: dict | None,
     parent_pid: int,
 ) -> None:
-    """Entry point of one actor process: act a window per credit until ``stop_event`` is set
-    or the learner process is gone. It sends the learner a ``Window`` per credit through its
-    own ``channel``, or a string, the traceback of a failure."""
+    """Entry point of one actor process: act a window per credit until ``stopping`` is 1 or
+    the learner process is gone. It sends the learner a ``Window`` per credit through its own
+    ``channel``, or a string, the traceback of a failure. ``stopping`` is a shared byte with
+    no lock: an actor stopped while it held an Event's lock would block the learner's
+    ``set`` forever."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the learner process coordinates shutdown
     torch.set_num_threads(1)
     flush_denormals()
@@ -92,13 +141,14 @@ def actor_process(
     try:
         actor = build_actor(config, actor_id, shapes, incarnation=incarnation,
                             controller_state=controller_state)
-        while not stop_event.is_set():
+        channel.send(_READY)
+        while not stopping.value:
             # Idle until the learner asks for a window, then act it with fresh parameters.
             start = time.perf_counter()
-            while not (credits.acquire(timeout=PARENT_CHECK_S) or stop_event.is_set()):
+            while not (credits.acquire(timeout=PARENT_CHECK_S) or stopping.value):
                 pass
             actor.phase_seconds["idle"] += time.perf_counter() - start
-            if stop_event.is_set():
+            if stopping.value:
                 break
             window = _pack(actor.act_window(server, pull_first=True))
             start = time.perf_counter()
@@ -118,14 +168,15 @@ class LocalBackend(ParallelBackend):
         self.shapes = shapes
         self.context = torch_mp.get_context("spawn")
         self.server = SharedParameterServer(learner.net, self.context)
-        self.stop_event = self.context.Event()
+        self.stopping = self.context.RawValue("b", 0)  # actors stop once it is 1
         self.processes: list = [None] * config.num_actors
         self.credits: list = [None] * config.num_actors
         # One pipe per actor process, whose writing end only that process holds: a process
         # killed in the middle of sending a window (larger than a pipe's buffer, so sending it
-        # takes until the learner reads) leaves the learner an end of file, not a stream
+        # takes until the learner reads) leaves its reader an end of file, not a stream
         # shared with other senders that it would wait on forever for the rest.
-        self.channels: list[Connection | None] = [None] * config.num_actors
+        self.arrived: queue.Queue = queue.Queue()
+        self.readers: list[threading.Thread] = []
         self.busy = [False] * config.num_actors  # a window is owed
 
     def _launch(self, i: int) -> None:
@@ -134,24 +185,21 @@ class LocalBackend(ParallelBackend):
         process = self.context.Process(
             target=actor_process, name=f"gdi-actor-{i}", daemon=True,
             args=(i, self.incarnations[i], self.config, self.shapes, self.server, sending,
-                  self.stop_event, self.credits[i], self.controller_state(i), os.getpid()),
+                  self.stopping, self.credits[i], self.controller_state(i), os.getpid()),
         )
         process.start()
         sending.close()  # the actor's copy is now the only one
         self.processes[i] = process
-        self.channels[i] = receiving
-
-    def _close_channel(self, i: int) -> None:
-        if self.channels[i] is not None:
-            self.channels[i].close()
-            self.channels[i] = None
+        self._starting(i)
+        reader = threading.Thread(
+            target=_read_windows, args=(i, self.incarnations[i], receiving, self.arrived),
+            daemon=True, name=f"gdi-reader-{i}.{self.incarnations[i]}")
+        reader.start()
+        self.readers.append(reader)
 
     def _discard(self, i: int) -> None:
         old, self.processes[i] = self.processes[i], None  # None until it is launched again
-        if old.is_alive():
-            old.terminate()
-        old.join(timeout=5.0)
-        self._close_channel(i)  # with whatever it held: a window from a replaced process
+        _end_process(old)  # its reader then sees the end of the pipe and stops
         self.busy[i] = False  # the window it owed is lost: the driver asks again
 
     @property
@@ -164,32 +212,36 @@ class LocalBackend(ParallelBackend):
     def request(self, actor_id: int) -> None:
         self._relaunch_failed()
         self.busy[actor_id] = True
+        self._asked(actor_id)
         self.credits[actor_id].release()
 
     def receive(self, block: bool) -> list[Window]:
         self._relaunch_failed()
         windows = []
-        timeout = 1.0 if block else 0.0
-        while ready := wait([c for c in self.channels if c is not None], timeout=timeout):
-            timeout = 0.0  # then take whatever else has arrived, without waiting
-            for channel in ready:
-                i = self.channels.index(channel)
-                try:
-                    content = channel.recv()
-                except (OSError, EOFError):
-                    # The sender died: before its window was whole, or before we took it
-                    # (its shared-memory handle went with it). The window is lost;
-                    # _check_processes restarts the sender.
-                    self._close_channel(i)
-                    continue
-                if isinstance(content, str):
-                    error = content.rstrip().splitlines()[-1]
-                    self._restart(i, f"actor {i} failed: {error}")
-                    continue
-                window = _unpack(content)
-                windows.append(window)
-                self.busy[i] = False
+        timeout = 1.0 if block else None
+        while True:
+            try:
+                if timeout is None:
+                    actor_id, incarnation, content = self.arrived.get_nowait()
+                else:
+                    actor_id, incarnation, content = self.arrived.get(timeout=timeout)
+            except queue.Empty:
+                break
+            timeout = None  # then take whatever else has arrived, without waiting
+            if incarnation != self.incarnations[actor_id] or content is _END_OF_PIPE:
+                continue  # a replaced process's leftovers; a dead one is seen below
+            if isinstance(content, tuple) and content == _READY:
+                self._ready(actor_id)
+                continue
+            if isinstance(content, str):
+                error = content.rstrip().splitlines()[-1]
+                self._restart(actor_id, f"actor {actor_id} failed: {error}")
+                continue
+            windows.append(_unpack(content))
+            self.busy[actor_id] = False
+            self._answered(actor_id)
         self._check_processes()
+        self._restart_silent_actors()
         return windows
 
     def _check_processes(self) -> None:
@@ -200,20 +252,16 @@ class LocalBackend(ParallelBackend):
                                  f"{process.exitcode}")
 
     def close(self) -> None:
-        self.stop_event.set()
+        """Stop every actor within a few seconds, whatever it is doing: asked to stop, then
+        SIGTERM, then SIGKILL (a stopped or hung actor never answers the first two). Actors
+        blocked sending a window are unblocked by their readers, which read on until the end
+        of their pipes; what they read is discarded."""
+        self.stopping.value = 1
         processes = [p for p in self.processes if p is not None]
-        deadline = time.monotonic() + 10.0
+        deadline = time.monotonic() + 2 * TERMINATE_GRACE_S
         while any(p.is_alive() for p in processes) and time.monotonic() < deadline:
-            # Unblock actors in the middle of a send; what they sent is discarded. (With no
-            # channel open, wait() just sleeps its timeout.)
-            for channel in wait([c for c in self.channels if c is not None], timeout=0.1):
-                try:
-                    channel.recv()
-                except (OSError, EOFError):
-                    self._close_channel(self.channels.index(channel))
+            time.sleep(0.05)
         for process in processes:
-            if process.is_alive():
-                process.terminate()
-            process.join(timeout=5.0)
-        for i in range(len(self.channels)):
-            self._close_channel(i)
+            _end_process(process)
+        for reader in self.readers:
+            reader.join(timeout=TERMINATE_GRACE_S)

@@ -355,10 +355,12 @@ class RayBackend(ParallelBackend):
         self._relaunch_failed()
         ref = self.handles[actor_id].act_window.remote(self.server.version, [self.server.ref])
         self.pending[ref] = (actor_id, self.incarnations[actor_id])
+        self._asked(actor_id)
 
     def receive(self, block: bool) -> list[Window]:
         self._relaunch_failed()
         self._check_placing()
+        self._restart_silent_actors(skip=self.placing)
         if not self.pending:
             return []
         ready, _ = self.ray.wait(list(self.pending), num_returns=1,
@@ -376,11 +378,17 @@ class RayBackend(ParallelBackend):
                     self._restart(actor_id, f"actor {actor_id} failed: "
                                             f"{str(err).strip().splitlines()[-1]}")
                 continue
+            if incarnation == self.incarnations[actor_id]:
+                self._answered(actor_id)
             windows.append(window)
         return windows
 
     def _discard(self, i: int) -> None:
-        # Its window reference, if any, was taken out of `pending` when it failed.
+        # The window it owes is waited for no more (a failed one's reference was taken out
+        # of `pending` already; a silent one's is still there).
+        for ref, (actor_id, _) in list(self.pending.items()):
+            if actor_id == i:
+                del self.pending[ref]
         self.ray.kill(self.handles[i], no_restart=True)
 
     def close(self) -> None:

@@ -54,7 +54,8 @@ from gdi.runtime.trainer import Trainer, final_evaluation_recorded
 RESUMABLE_FIELDS = (
     "frames", "backend", "ray_address", "ray_cpus_per_actor", "ray_placement", "torch_threads",
     "learner_compile",
-    "learner_device", "actor_device", "actor_failures_max", "actor_failure_window_s", "checkpoint_every_s",
+    "learner_device", "actor_device", "actor_failures_max", "actor_failure_window_s",
+    "actor_timeout_s", "checkpoint_every_s",
     "checkpoint_every_frames", "keep_checkpoints",
 )
 

@@ -2,15 +2,14 @@
 restarted and the run completes; too many failures stop the run with a checkpoint; a learner
 killed with SIGKILL leaves no actor process behind, even one waiting for its half-done push."""
 
-import fcntl
 import json
 import multiprocessing
 import os
+import queue
 import signal
 import struct
 import subprocess
 import sys
-import termios
 import threading
 import time
 from pathlib import Path
@@ -51,57 +50,87 @@ def test_a_killed_local_actor_is_restarted_and_the_run_completes(tmp_path):
     assert all(state is not None for state in payload["controllers"])
 
 
-def bytes_waiting(connection) -> int:
-    """Bytes written into a pipe and not yet read."""
-    return struct.unpack("i", fcntl.ioctl(connection.fileno(), termios.FIONREAD, b"\0" * 4))[0]
+def test_half_a_window_then_the_senders_end_leaves_the_reader_an_end_of_pipe():
+    """A window larger than a pipe's buffer is sent in pieces; a sender killed between them
+    leaves its reader half a message. The reader must hand on the end of the pipe (the
+    backend then restarts the actor), not wait for the rest forever."""
+    from gdi.runtime.local import _END_OF_PIPE, _read_windows
+
+    receiving, sending = multiprocessing.Pipe(duplex=False)
+    arrived = queue.Queue()
+    reader = threading.Thread(target=_read_windows, args=(3, 1, receiving, arrived),
+                              daemon=True)
+    reader.start()
+    sending.send({"whole": True})
+    # A header announcing 1 MB, then 64 kB of it, then the sender is gone.
+    os.write(sending.fileno(), struct.pack("!i", 1_000_000) + b"x" * 65_536)
+    sending.close()
+    reader.join(timeout=30)
+    assert not reader.is_alive(), "the reader waits for the rest of a dead sender's window"
+    assert arrived.get_nowait() == (3, 1, {"whole": True})
+    assert arrived.get_nowait() == (3, 1, _END_OF_PIPE)
+    assert receiving.closed
 
 
-def test_an_actor_killed_in_the_middle_of_sending_a_window_is_restarted():
-    """A window of 64 sequences of 80 steps (~280 kB pickled besides its observations) is
-    larger than a pipe's buffer, so its sender waits in the middle of the message until the
-    learner reads; killed there, it must leave the learner an end of file, not half a message
-    to wait on forever."""
+def local_backend(**overrides):
     from types import SimpleNamespace
 
     from gdi.envs import resolve_env
     from gdi.runtime.components import build_network, env_shapes
     from gdi.runtime.local import LocalBackend
 
-    config = tiny_config(env="minatar:breakout", backend="local", num_actors=1,
-                         envs_per_actor=64, seq_len=80, seq_stride=80, burn_in=0,
-                         replay_capacity=128)
+    config = tiny_config(env="minatar:breakout", backend="local", **overrides)
     env_config = resolve_env(config.env)
     shapes = env_shapes(env_config, config.seed)
-    backend = LocalBackend(config, env_config, shapes,
-                           SimpleNamespace(net=build_network(config, shapes)))
+    return LocalBackend(config, env_config, shapes,
+                        SimpleNamespace(net=build_network(config, shapes)))
+
+
+def test_a_stopped_actor_is_named_and_replaced_and_never_blocks_the_learner():
+    """Issue 45, items 1 and 2: an actor stopped with SIGSTOP (or hung in an environment's
+    step) sends nothing. Every receive still returns within about a second, so the learner
+    keeps answering signals, and after actor_timeout_s the actor is named and replaced."""
+    backend = local_backend(num_actors=1, actor_timeout_s=4)
     backend.start(lambda actor_id: None, None)
-    received: list = []
+    stopped = backend.processes[0]
     try:
+        deadline = time.monotonic() + 120
+        while backend._started_at[0] is not None:  # its environments built (start-up has
+            assert time.monotonic() < deadline    # a bound of its own, ten minutes)
+            assert not backend.receive(block=True)
         backend.request(0)
-        assert backend.channels[0].poll(120), "no window within 120 s"
-        deadline = time.monotonic() + 60
-        while bytes_waiting(backend.channels[0]) < 60_000:  # a full pipe: the sender waits
-            assert time.monotonic() < deadline, bytes_waiting(backend.channels[0])
-            time.sleep(0.05)
-        assert backend.processes[0].is_alive()
-        os.kill(backend.processes[0].pid, signal.SIGKILL)
-        backend.processes[0].join(timeout=10)
-
-        def receive_until_a_window() -> None:
-            while not received:
-                if backend.in_flight == 0:
-                    backend.request(0)
-                received.extend(backend.receive(block=True))
-
-        receiver = threading.Thread(target=receive_until_a_window, daemon=True)
-        receiver.start()
-        receiver.join(timeout=120)
-        assert not receiver.is_alive(), "the learner waits for the rest of a dead actor's window"
-        assert backend.restarts == 1
-        assert any("exited with code -9" in w for w in backend.take_warnings())
-        assert received[0].steps.frames.shape[1] > 0
+        os.kill(stopped.pid, signal.SIGSTOP)
+        received, longest = [], 0.0
+        deadline = time.monotonic() + 120
+        while not received:
+            assert time.monotonic() < deadline, "no window from the replacement in 120 s"
+            if backend.in_flight == 0:
+                backend.request(0)
+            start = time.monotonic()
+            received.extend(backend.receive(block=True))
+            longest = max(longest, time.monotonic() - start)
+        assert longest < 10, f"a receive blocked for {longest:.1f} s"
+        assert backend.restarts == 1 and backend.processes[0] is not stopped
+        assert not stopped.is_alive()  # killed: a stopped process ignores SIGTERM
+        warnings = backend.take_warnings()
+        assert any("actor 0 sent nothing for" in w and "actor_timeout_s=4" in w
+                   for w in warnings), warnings
     finally:
+        if stopped.is_alive():
+            os.kill(stopped.pid, signal.SIGKILL)
         backend.close()
+
+
+def test_closing_with_a_stopped_actor_ends_it_within_seconds():
+    backend = local_backend(num_actors=2)
+    backend.start(lambda actor_id: None, None)
+    processes = list(backend.processes)
+    backend.request(0)
+    os.kill(processes[0].pid, signal.SIGSTOP)
+    start = time.monotonic()
+    backend.close()
+    assert time.monotonic() - start < 15
+    assert not any(p.is_alive() for p in processes)
 
 
 def test_failures_past_the_budget_stop_the_run_with_a_checkpoint(tmp_path):
@@ -167,6 +196,58 @@ def test_sigkill_of_the_learner_leaves_no_actor_process(tmp_path):
     assert not survivors, f"processes left behind: {survivors}"
 
 
+def actor_pids(learner_pid: int) -> list[int]:
+    """The actor processes of a local run (spawned children, not the resource tracker)."""
+    found = []
+    for pid in children_of(learner_pid):
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
+        except OSError:
+            continue
+        if "spawn_main" in cmdline and "resource_tracker" not in cmdline:
+            found.append(pid)
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads the process table from /proc")
+def test_sigterm_ends_a_run_whose_actor_is_stopped_within_30_s(tmp_path):
+    """Issue 45, item 1: with its actor stopped (SIGSTOP), the learner ignored Ctrl-C and
+    SIGTERM for as long as the actor stayed stopped, or saved its checkpoint and then waited
+    on the stopped child forever."""
+    run = tmp_path / "run"
+    cmd = [sys.executable, "-m", "gdi.cli", "train", "--env", "gym:CartPole-v1",
+           "--frames", "10000000", "--backend", "local", "--run-dir", str(run), "--no-report",
+           "--set", *TINY]
+    learner = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    stopped: list[int] = []
+    try:
+        deadline = time.monotonic() + 120
+        while not ((run / "metrics.jsonl").is_file()
+                   and "losses/total" in (run / "metrics.jsonl").read_text()):
+            assert learner.poll() is None, f"training exited with {learner.returncode}"
+            assert time.monotonic() < deadline, "not training within 120 s"
+            time.sleep(0.2)
+        stopped = actor_pids(learner.pid)
+        assert stopped, children_of(learner.pid)
+        for pid in stopped:
+            os.kill(pid, signal.SIGSTOP)
+        time.sleep(2)  # the learner is now waiting for a window that will not come
+        start = time.monotonic()
+        learner.send_signal(signal.SIGTERM)
+        output = learner.communicate(timeout=30)[0].decode()
+        took = time.monotonic() - start
+    finally:
+        if learner.poll() is None:
+            learner.kill()
+        for pid in stopped:
+            if alive(pid):
+                os.kill(pid, signal.SIGKILL)
+    assert learner.returncode == 143, output
+    assert took < 30 and "checkpoint saved" in output and "Traceback" not in output, output
+    assert 0 < load_checkpoint(latest_checkpoint(run))["frames"] < 10_000_000
+    assert not any(alive(pid) for pid in stopped), "a stopped actor was left behind"
+
+
 #: A learner that dies in the middle of a push, when its actor asks for fresh parameters: the
 #: actor waits for a write that never ends.
 LEARNER_DYING_MID_PUSH = """
@@ -183,11 +264,12 @@ env_config = resolve_env(config.env)
 shapes = env_shapes(env_config, config.seed)
 context = mp.get_context("spawn")
 server = SharedParameterServer(build_network(config, shapes), context)
-messages, stop, credits = context.Queue(maxsize=1), context.Event(), context.Semaphore(1)
+receiving, sending = context.Pipe(duplex=False)
+stop, credits = context.RawValue("b", 0), context.Semaphore(1)
 server._version.value = 1  # newer than the actor's parameters,
 server._sequence.value = 1  # and being written
 actor = context.Process(target=actor_process, args=(
-    0, 0, config, shapes, server, messages, stop, credits, None, os.getpid()))
+    0, 0, config, shapes, server, sending, stop, credits, None, os.getpid()))
 actor.start()
 print(actor.pid, flush=True)
 deadline = time.monotonic() + 120
