@@ -29,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-from gdi.atomic import atomic_write
+from gdi.atomic import StorageError, atomic_write, why_not_writable
 from gdi.run_files import EVAL_DIR
 
 CONFIG_FILE = "config.json"
@@ -155,7 +155,8 @@ def write_eval_file(
 
     ``episodes`` are :class:`Episode` objects or mappings with ``return``, ``frames`` and
     ``seed`` (and optionally ``lambda``, kept as a list of floats); ``mean_return`` is their
-    mean. Returns the written path.
+    mean. Returns the written path; a file that cannot be written (a full disk, a read-only
+    folder) is a one-line StorageError naming it.
     """
     stem = name.removesuffix(".json")
     if not stem or stem != Path(stem).name or stem.startswith("."):
@@ -178,12 +179,18 @@ def write_eval_file(
         "mean_return": float(np.mean(returns)),
     }
     eval_dir = Path(run_dir) / folder
-    eval_dir.mkdir(parents=True, exist_ok=True)
+    path = eval_dir / f"{stem}.json"
+
     def write(handle) -> None:
         json.dump(payload, handle, indent=1, allow_nan=False)
         handle.write("\n")
 
-    return atomic_write(eval_dir / f"{stem}.json", write, binary=False)
+    try:
+        eval_dir.mkdir(parents=True, exist_ok=True)
+        return atomic_write(path, write, binary=False)
+    except OSError as err:  # a full disk, a read-only folder: one line, nothing half written
+        raise StorageError(f"could not write the evaluation {path}: "
+                           f"{why_not_writable(path, err)}") from None
 
 
 def _load_json(path: Path) -> object:

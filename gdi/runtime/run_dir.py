@@ -21,7 +21,7 @@ import time
 from importlib import metadata
 from pathlib import Path
 
-from gdi.atomic import atomic_write, why_not_writable
+from gdi.atomic import StorageError, atomic_write, why_not_writable
 from gdi.config import LABELS_DERIVED_ON_LOAD, Config
 
 PROVENANCE_PACKAGES = ("gdi-rl", "torch", "ale-py", "gymnasium", "minatar", "numpy")
@@ -69,6 +69,7 @@ FIELDS_ADDED_LATER = {
     "ray_placement": "spread",
     "actor_failures_max": 3,
     "actor_failure_window_s": 600.0,
+    "actor_timeout_s": 300.0,  # before it, a hung actor was waited for forever
     "skipped_updates_max": 100,
     "checkpoint_every_frames": 1_000_000,
     "learner_compile": False,
@@ -198,9 +199,13 @@ class RunLock:
                 f"run folder {run_dir} is being written by another gdi process (PID {holder}); "
                 "wait for it to end or stop it first — one process writes a run at a time"
             ) from None
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
-        self._fd, self.path = fd, path
+        self._fd, self.path = fd, path  # held: a new run's folder is this process's to take back
+        try:
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        except OSError as err:  # a full disk: the lock is held, but no run can be written
+            raise StorageError(f"cannot write {path}: {why_not_writable(path, err)}; nothing "
+                               "was trained") from None
 
     def release(self) -> None:
         if self._fd is not None:
@@ -222,7 +227,12 @@ def write_config(run_dir: Path, config: Config, env_settings: dict) -> None:
         "env_settings": env_settings,
         "provenance": provenance(),
     }
-    (Path(run_dir) / "config.json").write_text(json.dumps(record, indent=2, default=list) + "\n")
+    path = Path(run_dir) / "config.json"
+    text = json.dumps(record, indent=2, default=list) + "\n"
+    try:
+        atomic_write(path, lambda handle: handle.write(text), binary=False)
+    except OSError as err:
+        raise StorageError(f"cannot write {path}: {why_not_writable(path, err)}") from None
 
 
 def read_config(run_dir: Path) -> tuple[Config, dict]:
@@ -301,43 +311,82 @@ def drop_rows_after(path: Path, frames: int) -> list[str]:
                              "that line to resume") from None
         if row.get("frames", 0) <= frames:
             kept.append(line)
-    atomic_write(path, lambda handle: handle.write("".join(line + "\n" for line in kept)),
-                 binary=False)
+    if len(kept) == len(lines):
+        return warnings  # nothing to drop: the file stays as it is
+    try:
+        atomic_write(path, lambda handle: handle.write("".join(line + "\n" for line in kept)),
+                     binary=False)
+    except OSError as err:
+        raise StorageError(
+            f"could not rewrite {path} without the rows after the checkpoint at {frames:,} "
+            f"frames: {why_not_writable(path, err)}; nothing was changed: once there is room, "
+            "resume again") from None
     return warnings
 
 
 class MetricsWriter:
     """Rows of scalars to ``metrics.jsonl`` and TensorBoard, namespaced (``charts/``,
-    ``losses/``, ``meta/``, ``perf/``, ``schedule/``)."""
+    ``losses/``, ``meta/``, ``perf/``, ``schedule/``), and the λ log ``meta.jsonl``.
+
+    A write that fails (a full disk, a folder made read-only) is a one-line
+    :class:`~gdi.atomic.StorageError` naming the file: the run stops there, and its newest
+    checkpoint stays what a resume continues from (the rows after it are dropped then)."""
 
     def __init__(self, run_dir: Path, tensorboard: bool = True) -> None:
         self.run_dir = Path(run_dir)
-        self._jsonl = open(self.run_dir / "metrics.jsonl", "a")
-        self._meta = open(self.run_dir / "meta.jsonl", "a")
+        self._jsonl = self._open("metrics.jsonl")
+        self._meta = self._open("meta.jsonl")
         self._tb = None
         if tensorboard:
             from torch.utils.tensorboard import SummaryWriter
 
             self._tb = SummaryWriter(log_dir=str(self.run_dir / "tensorboard"))
 
+    def _open(self, name: str):
+        try:
+            return open(self.run_dir / name, "a")
+        except OSError as err:
+            raise self._failed(self.run_dir / name, err) from None
+
+    def _failed(self, path: Path, err: OSError) -> StorageError:
+        return StorageError(
+            f"could not write {path}: {why_not_writable(path, err)}; the run stopped at its "
+            "newest checkpoint: once there is room, continue with: gdi train --resume "
+            f"{self.run_dir}")
+
+    def _append(self, handle, line: str) -> None:
+        try:
+            handle.write(line)
+            handle.flush()
+        except OSError as err:
+            raise self._failed(Path(handle.name), err) from None
+
     def write(self, frames: int, scalars: dict[str, float]) -> None:
         clean = {k: (float(v) if math.isfinite(float(v)) else None) for k, v in scalars.items()}
-        self._jsonl.write(json.dumps({"frames": frames, **clean}) + "\n")
-        self._jsonl.flush()
+        self._append(self._jsonl, json.dumps({"frames": frames, **clean}) + "\n")
         if self._tb is not None:
-            for key, value in clean.items():
-                if value is not None:
-                    self._tb.add_scalar(key, value, frames)
-            self._tb.flush()
+            try:
+                for key, value in clean.items():
+                    if value is not None:
+                        self._tb.add_scalar(key, value, frames)
+                self._tb.flush()
+            except OSError as err:
+                raise self._failed(self.run_dir / "tensorboard", err) from None
 
     def write_episode(self, frames: int, actor: int, lam: tuple[float, ...], ret: float,
                       length: int) -> None:
-        self._meta.write(json.dumps(
-            {"frames": frames, "actor": actor, "lambda": list(lam), "return": ret,
-             "length": length}) + "\n")
+        line = json.dumps({"frames": frames, "actor": actor, "lambda": list(lam),
+                           "return": ret, "length": length}) + "\n"
+        try:
+            self._meta.write(line)  # flushed with each metrics row (``flush``)
+        except OSError as err:
+            raise self._failed(self.run_dir / "meta.jsonl", err) from None
 
     def flush(self) -> None:
-        self._meta.flush()
+        try:
+            self._meta.flush()
+        except OSError as err:
+            raise self._failed(self.run_dir / "meta.jsonl", err) from None
 
     def write_hparams_text(self, config: Config) -> None:
         if self._tb is not None:
@@ -345,7 +394,15 @@ class MetricsWriter:
             self._tb.add_text("config", "|field|value|\n|-|-|\n" + rows)
 
     def close(self) -> None:
-        self._jsonl.close()
-        self._meta.close()
+        """Close the files; a write that fails now (the disk still full) was reported when it
+        first failed, and what it held is redone by a resume, so it is not raised again."""
+        for handle in (self._jsonl, self._meta):
+            try:
+                handle.close()
+            except OSError:
+                pass
         if self._tb is not None:
-            self._tb.close()
+            try:
+                self._tb.close()
+            except OSError:
+                pass

@@ -165,3 +165,79 @@ def test_a_signal_checkpoints_stops_and_exits_with_its_code(tmp_path, capsys, si
     assert f"Continue with: gdi train --resume {run}" in " ".join(output.split())
     payload = load_checkpoint(latest_checkpoint(run))
     assert 0 < payload["frames"] < 10_000_000
+
+
+def test_a_new_run_onto_a_full_disk_is_one_line_and_leaves_nothing(full_disk, capsys):
+    # Issue 45 item 7: a traceback from RunLock.acquire, and RUN/.lock and eval/ left behind,
+    # so that the same command was later refused as "not a gdi run folder".
+    run = full_disk / "run"
+    argv = ["train", "--env", "gym:CartPole-v1", "--frames", "2000", "--backend", "inline",
+            "--run-dir", str(run), "--no-report", "--set", *TINY]
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    assert exit_info.value.code == 1
+    err = capsys.readouterr().err.strip()
+    assert "Traceback" not in err and len(err.splitlines()) == 1, err
+    assert "No space left on device" in err and str(run) in err, err
+    assert not run.exists()
+    (full_disk / ".filler").unlink()  # space freed: the same command now runs
+    main(argv)
+    assert (run / "config.json").is_file() and list((run / "eval").iterdir())
+
+
+def test_a_disk_that_fills_mid_run_is_one_line_and_the_run_resumes(full_disk, capsys):
+    # Issue 45 item 9: a 75-line chained traceback from the metrics writer, and 43 lines for
+    # a resume onto the full disk.
+    from tests.conftest import fill_up
+
+    (full_disk / ".filler").unlink()
+    run = full_disk / "run"
+    # A checkpoint at 400 frames, the disk full from 600: the metrics and λ logs or the next
+    # checkpoint fail, whichever first fills the room left in its file's last page.
+    config = tiny_config(frames=1600, checkpoint_every_frames=400)
+
+    def fill_at_600(frames: int) -> bool:
+        if frames >= 600 and not (full_disk / ".filler").exists():
+            fill_up(full_disk)
+        return False
+
+    with pytest.raises(OSError) as failure:
+        train(config, run, stop_when=fill_at_600, show_progress=False, tensorboard=False)
+    message = str(failure.value)
+    assert message.startswith("could not write") and "\n" not in message, message
+    assert "No space left on device" in message
+    assert list_checkpoints(run)  # the checkpoints written before the disk filled
+
+    argv = ["train", "--resume", str(run), "--no-report"]
+    with pytest.raises(SystemExit) as exit_info:  # the disk still full
+        main(argv)
+    assert exit_info.value.code == 1
+    err = capsys.readouterr().err.strip()
+    assert "Traceback" not in err and len(err.splitlines()) == 1 and "No space" in err, err
+
+    (full_disk / ".filler").unlink()
+    main(argv)
+    assert load_checkpoint(latest_checkpoint(run))["frames"] >= 1600
+
+
+def test_the_metrics_writer_on_a_full_disk_is_one_line_naming_the_file(full_disk):
+    from gdi.atomic import StorageError
+    from gdi.runtime.run_dir import MetricsWriter
+    from tests.conftest import fill_up
+
+    (full_disk / ".filler").unlink()
+    writer = MetricsWriter(full_disk, tensorboard=False)
+    writer.write(0, {"charts/episodic_return": 1.0})
+    fill_up(full_disk)
+    with pytest.raises(StorageError) as failure:
+        for frames in range(1, 10_000):  # past the room left in the file's last page
+            writer.write(frames, {"charts/episodic_return": 1.0, "losses/total": 0.5})
+    assert str(failure.value) == (
+        f"could not write {full_disk}/metrics.jsonl: No space left on device; the run stopped "
+        f"at its newest checkpoint: once there is room, continue with: gdi train --resume "
+        f"{full_disk}")
+    with pytest.raises(StorageError, match=r"meta\.jsonl: No space left on device"):
+        for frames in range(10_000):
+            writer.write_episode(frames, 0, (1.0, 2.0, 0.5), 3.0, 10)
+            writer.flush()
+    writer.close()  # the lost rows were reported once; closing does not raise them again
