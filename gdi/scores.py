@@ -263,8 +263,11 @@ def read_eval_file(path: str | os.PathLike) -> EvalRecord:
 
 
 def read_config(run_dir: str | os.PathLike) -> dict:
-    """``run_dir/config.json``, checked to be an object with env, preset, seed and name."""
+    """``run_dir/config.json``, checked to be an object with env, preset and name (strings)
+    and seed (an integer): a damaged file is a ValueError naming the file and the field."""
     run_dir = Path(run_dir)
+    if run_dir.is_file():
+        raise FileNotFoundError(f"{run_dir} is a file, not a run folder; give the run's folder")
     if not run_dir.is_dir():
         raise FileNotFoundError(f"run folder not found: {run_dir}")
     path = run_dir / CONFIG_FILE
@@ -276,6 +279,12 @@ def read_config(run_dir: str | os.PathLike) -> dict:
     missing = [k for k in CONFIG_KEYS if k not in config]
     if missing:
         raise ValueError(f"{path}: missing {', '.join(repr(k) for k in missing)}")
+    for key in CONFIG_KEYS:
+        value = config[key]
+        wanted = int if key == "seed" else str
+        if not isinstance(value, wanted) or isinstance(value, bool):
+            raise ValueError(f"{path}: {key!r} must be {'an integer' if wanted is int else 'a string'}"
+                             f", got {value!r}; the file is damaged: put back the run's value")
     return config
 
 

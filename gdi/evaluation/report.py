@@ -46,7 +46,7 @@ class Report:
     markdown: Path
     files: tuple[Path, ...]
     skipped: tuple[str, ...] = ()
-    """One line per run folder left out because it has no evaluations yet."""
+    """One line per run folder left out: no evaluations yet, or (among several) a damaged one."""
 
 
 def without_evaluations(run_dir: Path) -> str | None:
@@ -59,6 +59,8 @@ def without_evaluations(run_dir: Path) -> str | None:
         # left by another tool) is skipped like the others; anything else load_run names.
         if not any(run_dir.iterdir()):
             return f"skipped {run_dir}: an empty folder, not a gdi run folder"
+        if (run_dir / "report.md").is_file():  # `gdi report runs/*` after a report in runs/
+            return f"skipped {run_dir}: a gdi report, not a run folder"
         return None
     if any((run_dir / EVAL_DIR).glob("*.json")):
         return None
@@ -322,7 +324,18 @@ def write_report(
     if not with_evals:
         raise ValueError(f"nothing to report: none of the {len(paths)} run folder(s) has "
                          f"evaluations yet ({EVAL_DIR}/*.json)")
-    runs = [load_run(p) for p in with_evals]
+    runs = []
+    for path in with_evals:
+        try:
+            runs.append(load_run(path))
+        except (ValueError, FileNotFoundError) as err:
+            if len(paths) == 1 or not path.is_dir():  # a typo is an error, not a skip
+                raise
+            # One damaged run among many is named and left out, not the end of the report.
+            skipped += (f"skipped {path}: {err}",)
+    if not runs:
+        raise ValueError(f"nothing to report: none of the {len(paths)} run folders could be "
+                         "read (" + "; ".join(skipped) + ")")
     files = ReportFiles(Path(out_dir) if out_dir is not None else default_out_dir(paths))
     atari = [r for r in runs if is_atari57(r.env)]
     other = [r for r in runs if not is_atari57(r.env)]

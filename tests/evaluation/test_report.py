@@ -244,6 +244,40 @@ def test_report_skips_and_names_folders_without_evaluations(tmp_path, capsys):
         write_report([runs[0], tmp_path / "typo"])  # a path that is no folder is still an error
 
 
+def test_a_damaged_run_among_many_is_named_and_left_out(tmp_path, capsys):
+    # Issue 45 item 10: `"seed": null` in one config.json raised a TypeError deep in scores
+    # and stopped the whole multi-run report; a file given as a run was "not found".
+    runs = [make_run(tmp_path, "minatar:breakout", s, 5.0) for s in (0, 1, 2)]
+    config = json.loads((runs[1] / "config.json").read_text())
+    (runs[1] / "config.json").write_text(json.dumps({**config, "seed": None}))
+    cli.main(["report", *map(str, runs), "--reps", "10"])
+    captured = capsys.readouterr()
+    assert captured.err.strip().splitlines() == [
+        f"skipped {runs[1]}: {runs[1] / 'config.json'}: 'seed' must be an integer, got None; "
+        "the file is damaged: put back the run's value"]
+    final = list(csv.DictReader((tmp_path / "report" / "final_returns.csv").open()))
+    assert sorted(r["run"] for r in final) == sorted([runs[0].name, runs[2].name])
+
+    def error(*args):
+        with pytest.raises(SystemExit) as exit_info:
+            cli.main(["report", *map(str, args), "--out", str(tmp_path / "other")])
+        assert exit_info.value.code == 2
+        err = capsys.readouterr().err.strip()
+        assert "Traceback" not in err and len(err.splitlines()) == 1, err
+        return err
+
+    # Issue 44: a report written beside the runs is among `runs/*` the next time.
+    cli.main(["report", *map(str, runs), str(tmp_path / "report"), "--reps", "10"])
+    assert (f"skipped {tmp_path / 'report'}: a gdi report, not a run folder"
+            in capsys.readouterr().err.strip().splitlines())
+
+    assert error(runs[1]).endswith("'seed' must be an integer, got None; the file is damaged: "
+                                   "put back the run's value")
+    config_file = runs[0] / "config.json"
+    assert error(runs[2], config_file) == (
+        f"gdi: error: {config_file} is a file, not a run folder; give the run's folder")
+
+
 def test_default_out_dir_of_one_run(tmp_path):
     assert default_out_dir([tmp_path / "r"]) == tmp_path / "r" / "report"
     assert (
