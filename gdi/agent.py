@@ -197,6 +197,21 @@ def checkpoint_mismatch(run_config: dict, checkpoint_config: dict) -> list[str]:
     return out
 
 
+def _older_that_loads(run_dir: Path, newest: Path) -> str:
+    """Where to go when the newest checkpoint does not load: the newest one before it that
+    does, offered rather than taken (an evaluation of an older network filed as the latest
+    would mislead), or that none does."""
+    from gdi.runtime.checkpoint import list_checkpoints, load_checkpoint
+
+    for path in reversed([p for p in list_checkpoints(run_dir) if p != newest]):
+        try:
+            load_checkpoint(path)
+        except (ValueError, FileNotFoundError):
+            continue
+        return f"the newest checkpoint that loads is {path}: pass --checkpoint {path} to use it"
+    return "no earlier checkpoint of the run loads either"
+
+
 def resolve_checkpoint(run_dir, checkpoint: str | os.PathLike = LATEST,
                        allow_foreign: bool = False):
     """The run's Config, the checkpoint's path and its payload. A checkpoint outside the run
@@ -210,7 +225,12 @@ def resolve_checkpoint(run_dir, checkpoint: str | os.PathLike = LATEST,
         raise FileNotFoundError(f"{run_dir} is not a gdi run folder (no such folder)")
     config, _ = read_config(run_dir)
     path = latest_checkpoint(run_dir) if str(checkpoint) == LATEST else Path(checkpoint)
-    payload = load_checkpoint(path)
+    try:
+        payload = load_checkpoint(path)
+    except ValueError as err:
+        if str(checkpoint) != LATEST:
+            raise
+        raise ValueError(f"{err}; {_older_that_loads(run_dir, path)}") from None
     if not allow_foreign:
         if not path.resolve().is_relative_to(run_dir.resolve()):
             raise ValueError(

@@ -13,7 +13,12 @@ from gdi.cli import main
 from gdi.envs import make_vector_env
 from gdi.policy_space import get_policy_space
 from gdi.runtime.acting import compress_reward
-from gdi.runtime.checkpoint import checkpoint_controller_state, latest_checkpoint, load_checkpoint
+from gdi.runtime.checkpoint import (
+    checkpoint_controller_state,
+    latest_checkpoint,
+    list_checkpoints,
+    load_checkpoint,
+)
 from gdi.runtime.components import build_controller
 from gdi.runtime.wiring import train
 from tests.runtime.helpers import one_line_error, tiny_config
@@ -119,8 +124,18 @@ def test_a_missing_or_corrupt_checkpoint(run, tmp_path, capsys):
     assert f"no checkpoint at {missing}" in one_line_error(
         ["evaluate", str(copy), "--checkpoint", str(missing)], capsys)
     latest = latest_checkpoint(copy)
+    older = latest.with_name("ckpt_000000000002.pt")  # an earlier one that loads
+    shutil.copyfile(latest, older)
+    assert list_checkpoints(copy)[-2:] == [older, latest]
     latest.write_bytes(latest.read_bytes()[:100])
-    with pytest.raises(ValueError, match=f"checkpoint {latest} is truncated or corrupt"):
+    # Issue 45 item 11: the refusal offers the newest checkpoint that loads (not taken on
+    # its own: an older network's evaluation filed as the latest would mislead).
+    err = one_line_error(["evaluate", str(copy)], capsys)
+    assert f"checkpoint {latest} is truncated or corrupt" in err
+    assert err.endswith(f"; the newest checkpoint that loads is {older}: pass --checkpoint "
+                        f"{older} to use it")
+    older.write_bytes(b"")
+    with pytest.raises(ValueError, match="no earlier checkpoint of the run loads either"):
         gdi.load_agent(copy)
     for path in (copy / "checkpoints").iterdir():
         path.unlink()

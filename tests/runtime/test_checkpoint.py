@@ -57,6 +57,25 @@ def test_resume_falls_back_past_corrupt_checkpoints_and_says_so(tmp_path):
     assert [p.name for p in list_checkpoints(tmp_path)] == ["ckpt_000000000150.pt"]
 
 
+@pytest.mark.parametrize("damage", ["a dangling link", "a folder"])
+def test_resume_falls_back_past_a_newest_that_is_no_file(tmp_path, damage):
+    # Issue 45 item 11: such a newest "checkpoint" was "no checkpoint at PATH", and the
+    # resume stopped there instead of falling back.
+    save_checkpoint(tmp_path, 100, {"x": 100}, keep=5)
+    newest = tmp_path / "checkpoints" / "ckpt_000000000200.pt"
+    if damage == "a folder":
+        newest.mkdir()
+        reason = "is a folder, not a checkpoint file"
+    else:
+        newest.symlink_to(tmp_path / "gone.pt")
+        reason = f"is a link to a missing file ({tmp_path / 'gone.pt'})"
+    path, payload, warnings = latest_valid_checkpoint(tmp_path)
+    assert payload["x"] == 100 and path.name == "ckpt_000000000100.pt"
+    assert warnings == [f"checkpoint {newest} {reason}; resuming from the earlier "
+                        "ckpt_000000000100.pt instead (the bad file is kept as "
+                        "ckpt_000000000200.pt.corrupt)"]
+
+
 def test_every_checkpoint_corrupt_says_what_is_there(tmp_path):
     for frames in (100, 200):
         path = save_checkpoint(tmp_path, frames, {"x": frames}, keep=5)
