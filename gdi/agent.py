@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from gdi.atomic import probe_writable
 from gdi.run_files import EVALUATION_POLICIES, LATEST, POPULATION, eval_folder
 from gdi.runtime import seeds
 from gdi.runtime.acting import Acting, one_at_a_time
@@ -329,6 +330,8 @@ def evaluate_checkpoint(
     folder = eval_folder(policy)  # ValueError for an unknown policy, before any work
     agent = load_agent(run_dir, checkpoint, policy=policy, seed=seed,
                        allow_foreign_checkpoint=allow_foreign_checkpoint)
+    # A read-only or full run folder is said now, not after every episode was played.
+    probe_writable(Path(run_dir) / folder, "the evaluation")
     config, path, seed = agent.config, agent.checkpoint, agent.seed
     results = play_agent_episodes(agent, agent.env_config, episodes, seed, max_envs=envs,
                                   on_episode=on_episode)

@@ -63,3 +63,52 @@ def why_not_writable(path: Path, err: OSError) -> str:
     if err.errno == errno.ENOENT and ancestor.is_dir():  # e.g. /proc: no new files there
         return f"{ancestor} takes no new files ({err.strerror})"
     return err.strerror or str(err)
+
+
+#: Bytes a probe writes to tell a folder with room from a full one (a full disk still lets an
+#: empty file be made).
+PROBE_BYTES = 64 * 1024
+
+
+def probe_writable(folder: str | os.PathLike, what: str) -> None:
+    """A one-line :class:`StorageError` unless ``folder`` can be made and ``PROBE_BYTES``
+    written there (a temporary file, removed): called before work whose result would
+    otherwise be lost at the end (episodes played, a figure drawn). ``what`` names the result
+    in the message, e.g. "the evaluation"."""
+    folder = Path(folder)
+    made = [p for p in (folder, *folder.parents) if not p.exists()]  # deepest first
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".gdi-probe.", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(b"\0" * PROBE_BYTES)
+                handle.flush()
+                os.fsync(handle.fileno())
+        finally:
+            Path(tmp).unlink(missing_ok=True)
+    except OSError as err:
+        for path in made:  # take back the folders made for a result that cannot be written
+            try:
+                path.rmdir()
+            except OSError:
+                break
+        raise StorageError(f"cannot write {what} in {folder}: {why_not_writable(folder / 'x', err)}"
+                           "; nothing was done") from None
+
+
+def save_figure(fig, path: str | os.PathLike, **savefig_kwargs) -> Path:
+    """``fig.savefig`` atomically (the format from the suffix): no empty or half-written image
+    is ever left at ``path``; a write that fails is a one-line :class:`StorageError`."""
+    path = Path(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fmt = path.suffix.lstrip(".").lower() or "png"
+        return atomic_write(path, lambda handle: fig.savefig(handle, format=fmt,
+                                                             **savefig_kwargs))
+    except Exception as err:  # a backend may wrap the OSError of a failed write
+        err = os_error_in(err)
+        if err is None:
+            raise
+        raise StorageError(f"could not write the figure {path}: {why_not_writable(path, err)}"
+                           ) from None

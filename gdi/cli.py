@@ -388,7 +388,11 @@ def plot_meta(run: Positional[Path], out: Path | None = None) -> None:
     """
     from gdi.runtime.meta_log import plot_run_meta
 
-    print(plot_run_meta(run, out))
+    notes: list[str] = []
+    path = plot_run_meta(run, out, notes)
+    for note in notes:
+        print(f"warning: {note}", file=sys.stderr)
+    print(path)
 
 
 def meta_demo(

@@ -24,6 +24,7 @@ from gdi.analysis.richness import (
     compute_richness,
     load_observations,
 )
+from gdi.atomic import save_figure
 
 RUN_NAMES = ("A", "B")
 RUN_COLORS = ("#0072B2", "#D55E00")  # Okabe–Ito blue and vermillion
@@ -142,10 +143,7 @@ def plot_richness(result: RichnessResult, path: str | Path) -> Path:
         f"({per_run} per run and stage; shaded: the {result.grid.bins}×{result.grid.bins} "
         "grid cells a run occupies)", fontsize=9.5,
     )
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=DPI, bbox_inches="tight", facecolor="white")
-    return path
+    return save_figure(fig, path, dpi=DPI, bbox_inches="tight", facecolor="white")
 
 
 def _subscript(number: int) -> str:

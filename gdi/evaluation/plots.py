@@ -18,6 +18,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter
 
+from gdi.atomic import save_figure
 from gdi.evaluation.metrics import FRAMES_PER_DAY
 
 # Okabe–Ito colors: distinguishable with the common color-vision deficiencies.
@@ -44,9 +45,7 @@ def compact_number(value: float, _pos=None) -> str:
 
 
 def _save(fig: Figure, path: Path) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=DPI, bbox_inches="tight", facecolor="white")
-    return path
+    return save_figure(fig, path, dpi=DPI, bbox_inches="tight", facecolor="white")
 
 
 @dataclass(frozen=True)

@@ -357,8 +357,7 @@ def write_report(
         from gdi.evaluation.report_video import videos_section
 
         text += videos_section(runs, files)
-    md = files.path("report.md")
-    md.write_text("\n".join(text).rstrip() + "\n", encoding="utf-8")
+    md = files.text("report.md", "\n".join(text).rstrip() + "\n")
     return Report(files.out_dir, md, tuple(files.paths), skipped)
 
 

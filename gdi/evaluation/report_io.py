@@ -1,12 +1,16 @@
 """The files a report writes: CSV tables (every number a table or figure shows) and the
-running list of written paths."""
+running list of written paths. Every file is written atomically (figures through
+``gdi.atomic.save_figure``), and a folder that cannot take them is said before any work."""
 
 from __future__ import annotations
 
 import csv
+import io
 import math
 from collections.abc import Sequence
 from pathlib import Path
+
+from gdi.atomic import StorageError, atomic_write, probe_writable, why_not_writable
 
 
 class ReportFiles:
@@ -14,7 +18,7 @@ class ReportFiles:
 
     def __init__(self, out_dir: Path):
         self.out_dir = Path(out_dir)
-        self.out_dir.mkdir(parents=True, exist_ok=True)
+        probe_writable(self.out_dir, "the report")  # made, with room, before any figure
         self.paths: list[Path] = []
 
     def path(self, name: str) -> Path:
@@ -26,10 +30,18 @@ class ReportFiles:
 
     def csv(self, name: str, header: Sequence[str], rows: Sequence[Sequence[object]]) -> Path:
         """Write a CSV; floats at full precision, NaN as an empty cell."""
+        buffer = io.StringIO()
+        writer = csv.writer(buffer, lineterminator="\n")
+        writer.writerow(header)
+        for row in rows:
+            writer.writerow(["" if isinstance(v, float) and math.isnan(v) else v for v in row])
+        return self.text(name, buffer.getvalue())
+
+    def text(self, name: str, text: str) -> Path:
+        """Write a text file (UTF-8) atomically; a one-line StorageError when it cannot be."""
         path = self.path(name)
-        with path.open("w", newline="", encoding="utf-8") as f:
-            writer = csv.writer(f, lineterminator="\n")
-            writer.writerow(header)
-            for row in rows:
-                writer.writerow(["" if isinstance(v, float) and math.isnan(v) else v for v in row])
-        return path
+        try:
+            return atomic_write(path, lambda handle: handle.write(text), binary=False)
+        except OSError as err:
+            raise StorageError(f"could not write {path}: {why_not_writable(path, err)}") \
+                from None

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import numpy as np
 
+from gdi.atomic import save_figure
+
 __all__ = ["plot_meta_history"]
 
 
@@ -171,7 +173,4 @@ def plot_meta_history(
     axes[0, 0].set_title("sampled λ, coloured by episode return", fontsize=10)
     fig.colorbar(scatter, ax=axes[:, 0].tolist(), label="episode return", pad=0.01, aspect=30)
     fig.suptitle(title, fontsize=12)
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    return path
+    return save_figure(fig, path, dpi=110)

@@ -13,10 +13,13 @@ from gdi.runtime.components import build_controller
 from gdi.runtime.run_dir import read_config
 
 
-def load_meta_rows(run_dir: Path) -> list[dict]:
+def load_meta_rows(run_dir: Path, notes: list[str] | None = None) -> list[dict]:
     """Every row of ``meta.jsonl`` (frames, actor, λ, return, length of a training episode), in
     the order the actors reported them to E. A finished run kept in an archive may hold it
-    compressed, as ``meta.jsonl.gz`` (``benchmarks/minatar_ablation.py`` does)."""
+    compressed, as ``meta.jsonl.gz`` (``benchmarks/minatar_ablation.py`` does).
+
+    An incomplete last line (a write cut short by a crash, as a resume tolerates it) is left
+    out, and said so in ``notes`` when given; a bad line elsewhere is a ValueError naming it."""
     path = Path(run_dir) / "meta.jsonl"
     packed = path.with_name(path.name + ".gz")
     if path.is_file():
@@ -26,33 +29,42 @@ def load_meta_rows(run_dir: Path) -> list[dict]:
     else:
         raise FileNotFoundError(f"{run_dir} has no meta.jsonl (is it a gdi train run folder?)")
     rows = []
-    for number, line in enumerate(text.splitlines(), start=1):
+    lines = text.splitlines()
+    for number, line in enumerate(lines, start=1):
         if line.strip():
             try:
                 rows.append(json.loads(line))
             except json.JSONDecodeError as err:
+                if number == len(lines) and not text.endswith("\n"):
+                    if notes is not None:
+                        notes.append(f"{path}: left out its incomplete last line {number} (a "
+                                     "write cut short by a crash)")
+                    continue
                 raise ValueError(f"{path}:{number} is not valid JSON ({err})") from None
     if not rows:
         raise ValueError(f"{path} has no finished episodes yet")
     return rows
 
 
-def load_meta_log(run_dir: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def load_meta_log(run_dir: Path, notes: list[str] | None = None
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(frames [N], λ [N, k], returns [N]) of every finished training episode, in order."""
-    rows = load_meta_rows(run_dir)
+    rows = load_meta_rows(run_dir, notes)
     frames = np.array([r["frames"] for r in rows], dtype=np.int64)
     lambdas = np.array([r["lambda"] for r in rows], dtype=np.float64)
     returns = np.array([r["return"] for r in rows], dtype=np.float64)
     return frames, lambdas, returns
 
 
-def plot_run_meta(run_dir: Path, out: Path | None = None) -> Path:
-    """Draw how P_Λ moved during a run (``gdi plot-meta``)."""
+def plot_run_meta(run_dir: Path, out: Path | None = None, notes: list[str] | None = None
+                  ) -> Path:
+    """Draw how P_Λ moved during a run (``gdi plot-meta``); what was left out of the λ log
+    goes to ``notes``."""
     from gdi.meta.plotting import plot_meta_history
 
     run_dir = Path(run_dir)
     config, _ = read_config(run_dir)
-    frames, lambdas, returns = load_meta_log(run_dir)
+    frames, lambdas, returns = load_meta_log(run_dir, notes)
     names = get_policy_space(config.policy_space).index_names
     # λ-space ranges from the controller itself (its search coordinates may be transformed).
     ranges = build_controller(config, config.seed).lambda_ranges

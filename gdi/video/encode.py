@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from gdi.atomic import why_not_writable
+from gdi.atomic import StorageError, probe_writable, why_not_writable
 
 VIDEO_SUFFIXES = (".mp4", ".gif")
 
@@ -51,6 +51,9 @@ def check_writable(path: str | os.PathLike) -> None:
             with open(path, "xb"):
                 pass
             path.unlink()
+        probe_writable(path.parent, "the video")  # room for it, not only a name
+    except StorageError as err:
+        raise ValueError(f"{err}; choose another --video path") from None
     except OSError as err:
         reason = f"{path} is a folder" if isinstance(err, IsADirectoryError) else \
             why_not_writable(path, err)
