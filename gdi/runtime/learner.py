@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 
 import numpy as np
 import torch
@@ -64,7 +65,16 @@ def compile_feedforward(net: torch.nn.Module) -> None:
     dynamics heads): their layers and activations fuse. The LSTM core stays eager (it cuts its
     sequence at resets, a different graph for each reset pattern) and so does the loss (its
     checks read values). Parameters and their names are unchanged, so checkpoints, pushes and
-    state dicts are those of the eager network."""
+    state dicts are those of the eager network.
+
+    Under ``ATEN_CPU_CAPABILITY=default`` (ATen's scalar kernels, as ``make test-kernels``
+    runs them) Inductor's vectorized C++ does not build: it uses ``at::vec`` helpers that the
+    scalar headers leave out (``transpose_mxn`` on an AVX2 EPYC, issue 45 item 12). There the
+    generated code is scalar too (``simdlen = 1``), which is what the setting asks for."""
+    if os.environ.get("ATEN_CPU_CAPABILITY") == "default":
+        import torch._inductor.config as inductor_config
+
+        inductor_config.cpp.simdlen = 1
     for family in net.family_nets:
         for name in ("torso", "adv_head", "value_head", "inverse_dynamics", "forward_dynamics"):
             part = getattr(family, name, None)
