@@ -82,6 +82,22 @@ def compile_feedforward(net: torch.nn.Module) -> None:
                 part.compile(dynamic=False)
 
 
+def nonfinite_inputs(tensors: dict[str, torch.Tensor]) -> str | None:
+    """What in a batch is not finite (observations, rewards), said for a user, or None: a NaN
+    the environment gave makes every loss non-finite, whatever the learning rate."""
+    found = []
+    for name, what in (("obs", "observation"), ("rewards", "reward")):
+        values = tensors[name]
+        if values.is_floating_point():
+            bad = ~torch.isfinite(values)
+            if bad.any():
+                kinds = sorted({"NaN" if math.isnan(v) else f"{v:+}"
+                                for v in values[bad].flatten()[:1000].tolist()})
+                found.append(f"{int(bad.sum()):,} of {values.numel():,} {what} values are "
+                             f"{' or '.join(kinds)}")
+    return "; ".join(found) or None
+
+
 class Learner:
     def __init__(self, config: Config, net: torch.nn.Module, device: torch.device | str = "cpu"):
         self.config = config
@@ -103,6 +119,7 @@ class Learner:
             compile_feedforward(self.net)
         self.steps = 0  # updates applied
         self.skipped = 0  # updates skipped because the loss or gradient was not finite
+        self.skip_cause: str | None = None  # non-finite inputs behind the last skipped update
         self._staging: PinnedStaging | None = None  # CUDA only, made at the first step
 
     @property
@@ -169,6 +186,7 @@ class Learner:
         metrics["schedule/weight_decay"] = schedule.weight_decay
         if not torch.isfinite(loss):
             self.skipped += 1
+            self.skip_cause = nonfinite_inputs(t)
             metrics["losses/skipped_nonfinite"] = 1.0
             return metrics
         self.optimizer.zero_grad(set_to_none=True)
@@ -177,6 +195,7 @@ class Learner:
         metrics["losses/grad_norm"] = float(grad_norm)
         if not math.isfinite(float(grad_norm)):
             self.skipped += 1
+            self.skip_cause = nonfinite_inputs(t)
             metrics["losses/skipped_nonfinite"] = 1.0
             self.optimizer.zero_grad(set_to_none=True)
             return metrics

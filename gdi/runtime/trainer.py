@@ -175,13 +175,22 @@ class Trainer:
             self._skipped_in_a_row = 0
             return
         self._skipped_in_a_row += 1
+        cause = self.learner.skip_cause  # non-finite data: the environment, not the learner
         if self._skipped_in_a_row == 1:
             self.warn(
                 f"learner step {self.learner.steps}: non-finite loss or gradient, update "
-                "skipped (parameters unchanged); the run stops after "
+                "skipped (parameters unchanged"
+                + (f"; in the batch from {self.config.env}: {cause}" if cause else "")
+                + "); the run stops after "
                 f"skipped_updates_max={self.config.skipped_updates_max} in a row"
             )
         if self._skipped_in_a_row >= self.config.skipped_updates_max:
+            if cause:
+                raise LearnerDiverged(
+                    f"the learner skipped {self._skipped_in_a_row} consecutive updates after "
+                    f"step {self.learner.steps}, at {self.frames:,} frames: the environment "
+                    f"{self.config.env} gives non-finite data ({cause}); fix or wrap the "
+                    "environment (the learning rate is not the cause)")
             raise LearnerDiverged(
                 f"the learner skipped {self._skipped_in_a_row} consecutive updates (non-finite "
                 f"loss or gradient) after step {self.learner.steps}, at {self.frames:,} frames; "

@@ -241,3 +241,35 @@ def test_the_metrics_writer_on_a_full_disk_is_one_line_naming_the_file(full_disk
             writer.write_episode(frames, 0, (1.0, 2.0, 0.5), 3.0, 10)
             writer.flush()
     writer.close()  # the lost rows were reported once; closing does not raise them again
+
+
+def test_an_environment_giving_nan_observations_is_named_not_the_learning_rate(tmp_path, capsys):
+    # Issue 45 item 11: every update was skipped until the run stopped blaming learning_rate.
+    import gymnasium as gym
+    import numpy as np
+
+    class NaNAfterTen(gym.Wrapper):
+        def reset(self, **kwargs):
+            self.steps = 0
+            return self.env.reset(**kwargs)
+
+        def step(self, action):
+            obs, reward, terminated, truncated, info = self.env.step(action)
+            self.steps += 1
+            if self.steps > 10:
+                obs = np.full_like(obs, np.nan)
+            return obs, reward, terminated, truncated, info
+
+    gym.register("NaNObservations-v0",
+                 entry_point=lambda **kw: NaNAfterTen(gym.make("CartPole-v1", **kw)))
+    try:
+        with pytest.raises(SystemExit) as exit_info:
+            main(["train", "--env", "gym:NaNObservations-v0", "--frames", "20000", "--backend",
+                  "inline", "--run-dir", str(tmp_path / "run"), "--no-report", "--set", *TINY,
+                  "skipped_updates_max=3"])
+    finally:
+        gym.registry.pop("NaNObservations-v0", None)
+    assert exit_info.value.code == 1
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "the environment gym:NaNObservations-v0 gives non-finite data (" in err
+    assert "observation values are NaN" in err and "learning_rate=" not in err, err

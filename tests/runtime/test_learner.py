@@ -102,9 +102,14 @@ def test_trainer_reports_a_streak_of_skipped_steps_once(tmp_path):
     attempted = trainer.train_while_ready()
 
     assert attempted >= 2
+    # The batch's NaN rewards are named with the environment (issue 45 item 11: the run
+    # blamed learning_rate for what the environment gave).
     assert trainer.take_messages() == [
-        "learner step 0: non-finite loss or gradient, update skipped (parameters unchanged); "
-        f"the run stops after skipped_updates_max={config.skipped_updates_max} in a row"
+        "learner step 0: non-finite loss or gradient, update skipped (parameters unchanged; "
+        f"in the batch from gym:CartPole-v1: {config.batch_size} of "  # each last reward
+        f"{(config.burn_in + config.seq_len) * config.batch_size} reward values are NaN); "
+        "the run stops after "
+        f"skipped_updates_max={config.skipped_updates_max} in a row"
     ]
     assert learner.steps == 0 and learner.skipped == attempted
     assert all(torch.equal(a, b) for a, b in zip(before, parameters(learner.net), strict=True))
@@ -117,8 +122,10 @@ def test_a_learner_that_skips_every_update_stops_the_run(tmp_path):
     trainer = make_trainer(tmp_path, config, env_config, learner)
     for _ in range(4):
         trainer.ingest(poisoned(next_window(actor)))
-    with pytest.raises(LearnerDiverged, match="skipped 3 consecutive updates"):
+    with pytest.raises(LearnerDiverged, match="skipped 3 consecutive updates") as stopped:
         trainer.train_while_ready()
+    assert "the environment gym:CartPole-v1 gives non-finite data" in str(stopped.value)
+    assert "learning rate is not the cause" in str(stopped.value)
     assert learner.skipped == 3 and trainer.learner_intact  # resumable: checkpoint allowed
     trainer.close()
 
