@@ -560,6 +560,11 @@ def main(argv: list[str] | None = None) -> None:
     from gdi.atomic import StorageError
     from gdi.runtime.errors import RunFailure
 
+    # A user's environment module (--env gym:my_envs:Corridor-v0) in the folder gdi runs in is
+    # found as `python -m` finds it; appended, so that an installed package of that name wins.
+    # Spawned actor processes inherit the path.
+    if os.getcwd() not in sys.path:
+        sys.path.append(os.getcwd())
     args = merged_option(sys.argv[1:] if argv is None else list(argv))
     if args in (["--version"], ["-V"]):
         print(f"gdi {gdi.__version__}")

@@ -365,12 +365,37 @@ def _canonical_name(kind: str, name: str, spec: str) -> str:
         )
     import gymnasium
 
+    if ":" in name:  # Gymnasium's own "module:EnvId": the module registers the id on import
+        import_registering_module(name, spec)
+        if name.split(":", 1)[1] in gymnasium.registry:
+            return name
+        module, env_id = name.split(":", 1)
+        raise ValueError(
+            f"module {module!r} in {spec!r} was imported but registers no Gymnasium id "
+            f"{env_id!r}{_close(env_id, sorted(gymnasium.registry))}; register it there with "
+            "gymnasium.register(id=..., entry_point=...)")
     if name in gymnasium.registry:
         return name
     raise ValueError(
         f"unknown Gymnasium id {name!r} in {spec!r}{_close(name, sorted(gymnasium.registry))} "
         f"(any id registered with gymnasium, e.g. gym:CartPole-v1; Atari games take ale:<Game>)"
     )
+
+
+def import_registering_module(name: str, spec: str) -> None:
+    """Import the module of a ``module:EnvId`` Gymnasium name (as ``gymnasium.make`` does),
+    from wherever Python finds it: installed, on PYTHONPATH, or in the current folder (the
+    CLI appends it to ``sys.path``). ValueError of one line when it cannot be imported."""
+    import importlib
+
+    module = name.split(":", 1)[0]
+    try:
+        importlib.import_module(module)
+    except ImportError as err:
+        raise ValueError(
+            f"cannot import module {module!r} named in {spec!r} ({err}); the module that "
+            "registers the environment must be importable: installed, on PYTHONPATH, or in "
+            "the folder gdi runs in") from None
 
 
 def _split_spec(spec: str) -> tuple[str, str]:
@@ -405,7 +430,10 @@ def resolve_env(spec: str, **overrides: Any) -> EnvConfig:
     Kinds: ``ale:<Game>`` (ALE CamelCase name, e.g. ``ale:MontezumaRevenge``; case and
     underscores are forgiven, ``ale:montezuma_revenge`` resolves to the same game),
     ``minatar:<game>`` (one of :data:`MINATAR_GAMES`) and ``gym:<id>`` (a registered Gymnasium
-    id, e.g. ``gym:CartPole-v1``). The overrides each kind accepts are the fields of its config
+    id, e.g. ``gym:CartPole-v1``, or Gymnasium's ``module:EnvId``, e.g.
+    ``gym:my_envs:Corridor-v0``, whose module registers the id when imported; every process
+    that makes the environment imports it). The overrides each kind accepts are the fields of
+    its config
     class (:class:`AtariConfig`, :class:`MinAtarConfig`, :class:`GymConfig`).
 
     Raises ValueError for an unknown prefix, game or id (with close matches) and for an unknown
