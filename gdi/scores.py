@@ -100,14 +100,29 @@ class RunEvals:
         return str(self.config["name"])
 
     @property
+    def own(self) -> tuple[EvalRecord, ...]:
+        """The run's own evaluations (periodic, and the final one training wrote), or, for a
+        run that has none (its files all from ``gdi evaluate``), every evaluation."""
+        periodic = tuple(r for r in self.records if r.periodic)
+        return periodic or self.records
+
+    @property
+    def evaluated_later(self) -> tuple[EvalRecord, ...]:
+        """Evaluations made with ``gdi evaluate`` beside the run's own: reported as such,
+        never its final score or a point of its curve (another policy, episode count or
+        seed than training's evaluations would pass for the run's own)."""
+        own = {id(r) for r in self.own}
+        return tuple(r for r in self.records if id(r) not in own)
+
+    @property
     def final(self) -> EvalRecord:
-        """The evaluation with the most frames (tie: the later-written ``gdi evaluate`` one)."""
-        return self.records[-1]
+        """The run's own evaluation with the most frames (see :attr:`own`)."""
+        return self.own[-1]
 
     def curve(self) -> tuple[np.ndarray, np.ndarray]:
-        """Learning curve: (frames, mean return) of every eval file, sorted by frames."""
-        frames = np.array([r.frames for r in self.records], dtype=np.int64)
-        returns = np.array([r.mean_return for r in self.records], dtype=float)
+        """Learning curve: (frames, mean return) of the run's own evaluations, by frames."""
+        frames = np.array([r.frames for r in self.own], dtype=np.int64)
+        returns = np.array([r.mean_return for r in self.own], dtype=float)
         return frames, returns
 
 

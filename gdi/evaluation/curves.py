@@ -34,8 +34,8 @@ def shared_grid(runs: Sequence[RunEvals]) -> np.ndarray:
 
 def _interpolate(run: RunEvals, grid: np.ndarray) -> np.ndarray:
     frames, returns = run.curve()
-    # Several files at one frame count (a periodic one and a `gdi evaluate` one): the curve
-    # takes the last in report order, as the final score does.
+    # Several of a run's own files at one frame count (possible only in a folder written by
+    # hand): the curve takes the last in report order, as the final score does.
     last = {int(f): r for f, r in zip(frames, returns, strict=True)}
     keys = np.array(sorted(last), dtype=float)
     return np.interp(grid, keys, [last[int(k)] for k in keys])

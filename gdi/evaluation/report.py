@@ -297,6 +297,31 @@ def _runs_section(runs: Sequence[RunEvals], files: ReportFiles) -> list[str]:
             md_rows,
             align_left=4,
         ),
+        *_evaluated_later_section(runs, files),
+    ]
+
+
+def _evaluated_later_section(runs: Sequence[RunEvals], files: ReportFiles) -> list[str]:
+    """The ``gdi evaluate`` files beside the runs' own evaluations, labelled as such: they are
+    never a run's final score or a point of its curve."""
+    later = [(r, e) for r in runs for e in r.evaluated_later]
+    if not later:
+        return []
+    header = ["run", "eval_file", "frames", "mean_return", "episodes", "checkpoint", "policy"]
+    files.csv("evaluated_later.csv", header, [
+        [r.name, e.path.name, e.frames, e.mean_return, len(e.episodes), e.checkpoint, e.policy]
+        for r, e in later])
+    return [
+        "",
+        "Evaluated later with `gdi evaluate` (not the runs' final scores, which are their own "
+        "last evaluations above):",
+        "",
+        markdown.table(
+            ["Run", "Eval file", "Frames", "Episodes", "Mean return", "Policy"],
+            [[r.name, e.path.name, f"{e.frames:,}", len(e.episodes),
+              markdown.fmt(e.mean_return), e.policy] for r, e in later],
+            align_left=2,
+        ),
     ]
 
 

@@ -60,7 +60,9 @@ def test_round_trip_and_exact_format(tmp_path):
     assert sorted(os.listdir(run / "eval")) == ["frames_000000004000.json"]  # no temp file left
 
 
-def test_curve_sorted_by_frames_and_final_prefers_the_later_evaluate_file(tmp_path):
+def test_curve_and_final_are_the_runs_own_evaluations_never_a_gdi_evaluate_file(tmp_path):
+    # Issue 44: a `gdi evaluate` file at the final frames replaced the run's own final score
+    # with no notice and added a second point to the curve.
     run = _run(tmp_path)
     _write(run, periodic_eval_name(3000), 3000, [30.0])
     _write(run, periodic_eval_name(1000), 1000, [10.0])
@@ -70,9 +72,19 @@ def test_curve_sorted_by_frames_and_final_prefers_the_later_evaluate_file(tmp_pa
     _write(run, periodic_eval_name(2000), 2000, [20.0])
     evals = load_run(run)
     frames, returns = evals.curve()
-    assert frames.tolist() == [1000, 2000, 3000, 3000, 3000]
-    assert returns.tolist()[:3] == [10.0, 20.0, 30.0]  # the periodic file first at a tie
-    assert evals.final.name == "ckpt-b" and evals.final.mean_return == 32.0
+    assert frames.tolist() == [1000, 2000, 3000]
+    assert returns.tolist() == [10.0, 20.0, 30.0]
+    assert evals.final.name == periodic_eval_name(3000) and evals.final.mean_return == 30.0
+    assert [e.name for e in evals.evaluated_later] == ["ckpt-a", "ckpt-b"]  # written order
+
+
+def test_a_run_evaluated_only_with_gdi_evaluate_takes_those_files(tmp_path):
+    run = _run(tmp_path)
+    _write(run, "ckpt-a", 2000, [5.0])
+    _write(run, "ckpt-b", 4000, [7.0])
+    evals = load_run(run)
+    assert evals.curve()[0].tolist() == [2000, 4000] and evals.final.mean_return == 7.0
+    assert evals.evaluated_later == ()
     assert (evals.env, evals.preset, evals.seed, evals.name) == ("ale:Pong", "gdi-i3", 3, "run")
 
 
