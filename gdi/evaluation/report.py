@@ -10,6 +10,7 @@ have no random or human reference scores, so they are reported in raw returns on
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -91,22 +92,51 @@ def _env_title(env: str) -> str:
     return spec_to_game(env) if is_atari57(env) else env
 
 
+#: config.json entries that say who a run is or where and how it ran, never what it learned:
+#: runs that differ only in these are seeds of one agent.
+NOT_WHAT_IT_LEARNS = frozenset({
+    "seed", "name", "provenance", "env_settings", "backend", "ray_address",
+    "ray_cpus_per_actor", "ray_placement", "torch_threads", "learner_compile",
+    "learner_device", "actor_device", "actor_failures_max", "actor_failure_window_s",
+    "actor_timeout_s", "skipped_updates_max", "log_every", "checkpoint_every_s",
+    "checkpoint_every_frames", "keep_checkpoints", "eval_every", "eval_episodes",
+})
+
+
+def _label_value(key: str, value) -> str:
+    if key == "frames":
+        return f"{plots.compact_number(value)} frames" if value else "budget ?"
+    if value is None:
+        return f"{key}=?"
+    return f"{key}={value}" if not isinstance(value, list | dict) else \
+        f"{key}={json.dumps(value, separators=(',', ':'))}"
+
+
 def group_labels(runs: Sequence[RunEvals]) -> dict[Path, str]:
-    """Each run's group: the runs of one agent, i.e. one preset trained to one frame budget.
-    Runs of another budget are another experiment (their anneals end elsewhere, their final
-    scores are taken at other frames), never more seeds of this one: four seed-0 runs of four
-    budgets are four groups of one seed, not "4 seeds" with a confidence interval across
-    them. The label is the preset, with the budget when the preset has runs of several."""
-    budgets: dict[str, set] = {}
+    """Each run's group: the runs of one agent, i.e. one preset with one config but for its
+    seed (and where and how it ran, ``NOT_WHAT_IT_LEARNS``). Runs of another budget or another
+    ``--set learning_rate`` are another experiment, never more seeds of this one: four seed-0
+    runs of four budgets are four groups of one seed, not "4 seeds" with a confidence interval
+    across them. The label is the preset, with the settings in which its runs differ, e.g.
+    ``gdi-i3 (2M frames)`` or ``gdi-i3 (learning_rate=0.001)``."""
+    by_preset: dict[str, list[RunEvals]] = {}
     for run in runs:
-        budgets.setdefault(run.preset, set()).add(run.config.get("frames"))
+        by_preset.setdefault(run.preset, []).append(run)
     labels = {}
-    for run in runs:
-        label = run.preset
-        if len(budgets[run.preset]) > 1:
-            frames = run.config.get("frames")
-            label += f" ({plots.compact_number(frames)} frames)" if frames else " (budget ?)"
-        labels[run.run_dir] = label
+    for preset, members in by_preset.items():
+        keys = sorted({k for r in members for k in r.config} - NOT_WHAT_IT_LEARNS
+                      - {"preset", "env"})
+        # A field missing from some config.json (written before the field existed) is not a
+        # difference: only the values written are compared.
+        varying = [k for k in keys
+                   if len({json.dumps(r.config[k], sort_keys=True)
+                           for r in members if k in r.config}) > 1]
+        if "frames" in varying:  # the budget first, as the label has always begun
+            varying.remove("frames")
+            varying.insert(0, "frames")
+        for run in members:
+            parts = [_label_value(k, run.config.get(k)) for k in varying]
+            labels[run.run_dir] = preset + (f" ({', '.join(parts)})" if parts else "")
     return labels
 
 

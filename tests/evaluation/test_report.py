@@ -315,6 +315,26 @@ def test_runs_of_other_budgets_are_other_groups_never_more_seeds(tmp_path, capsy
     assert all(r["ci_low"] == r["mean"] == r["ci_high"] for r in summary)  # no CI across runs
 
 
+def test_runs_with_other_settings_are_other_groups_named_by_the_difference(tmp_path, capsys):
+    # Issue 44: runs with different `--set learning_rate` were lumped into one "gdi-i3" group.
+    def run(name, seed, final, **config):
+        folder = make_run(tmp_path / name, "minatar:breakout", seed, final)
+        written = json.loads((folder / "config.json").read_text())
+        (folder / "config.json").write_text(json.dumps({**written, "frames": 1_000_000,
+                                                        "learning_rate": 5e-4, **config}))
+        return folder
+
+    runs = [run("a", 0, 10.0, pg_clip=0.0), run("b", 1, 12.0, backend="inline", torch_threads=1),
+            run("c", 0, 20.0, learning_rate=1e-3), run("d", 1, 22.0, learning_rate=1e-3)]
+    cli.main(["report", *map(str, runs), "--reps", "10", "--out", str(tmp_path / "report")])
+    capsys.readouterr()
+    summary = list(csv.DictReader((tmp_path / "report" / "final_returns_summary.csv").open()))
+    # Where and how a run ran (backend, threads) does not split a group, nor a field that an
+    # older config.json lacks (pg_clip); what it learns does.
+    assert sorted((r["group"], r["n_seeds"]) for r in summary) == [
+        ("gdi-i3 (learning_rate=0.0005)", "2"), ("gdi-i3 (learning_rate=0.001)", "2")]
+
+
 def test_a_seed_run_twice_counts_once(tmp_path):
     runs = [make_run(tmp_path / name, "minatar:breakout", seed, final)
             for name, seed, final in (("a", 0, 10.0), ("b", 0, 20.0), ("c", 1, 30.0))]
