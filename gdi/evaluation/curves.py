@@ -4,7 +4,9 @@ the evaluation return against training frames)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
+from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
@@ -54,3 +56,30 @@ def group_curve(runs: Sequence[RunEvals], *, reps: int, seed: int) -> GroupCurve
         return GroupCurve(grid, matrix[0], matrix[0], matrix[0], 1)
     band = curve_band(matrix, reps=reps, seed=seed)
     return GroupCurve(grid, band.mean, band.low, band.high, len(runs))
+
+
+#: The metrics row that holds the training return (the mean of the last 100 training
+#: episodes' returns, π_λ with λ ~ P_Λ as it acts).
+TRAINING_RETURN = "charts/episodic_return"
+
+
+def training_return(run_dir: Path) -> tuple[np.ndarray, np.ndarray] | None:
+    """(frames, training return) from a run's metrics.jsonl, or None when it has none (a
+    folder of evaluations only). A line that does not parse (a write cut short) is skipped:
+    this is a picture beside the evaluations, not a score."""
+    path = Path(run_dir) / "metrics.jsonl"
+    if not path.is_file():
+        return None
+    frames, returns = [], []
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        try:
+            row = json.loads(line)
+        except ValueError:
+            continue
+        value = row.get(TRAINING_RETURN) if isinstance(row, dict) else None
+        if isinstance(value, int | float) and "frames" in row:
+            frames.append(int(row["frames"]))
+            returns.append(float(value))
+    if not frames:
+        return None
+    return np.array(frames, dtype=np.int64), np.array(returns, dtype=float)

@@ -66,6 +66,13 @@ class CurvePanel:
     runs: Mapping[str, Sequence[Curve]]
     means: Mapping[str, Curve]
     reference: tuple[str, float] | None = None  # e.g. ("human", 7127.8)
+    training: Mapping[str, Sequence[Curve]] | None = None
+    """Per group, each run's training return (metrics.jsonl), drawn dotted."""
+
+
+def _marker(curve: Curve) -> dict:
+    """A marker where a curve has too few points to be seen as a line (one evaluation)."""
+    return {"marker": "o", "markersize": 3.5} if len(curve.frames) < 3 else {}
 
 
 def learning_curves(panels: Sequence[CurvePanel], path: Path) -> Path:
@@ -81,9 +88,14 @@ def learning_curves(panels: Sequence[CurvePanel], path: Path) -> Path:
     axes = fig.subplots(nrows, ncols, squeeze=False)
     for ax, panel in zip(axes.flat, panels, strict=False):
         _style(ax)
+        for group, curves in (panel.training or {}).items():
+            for curve in curves:
+                ax.plot(curve.frames, curve.returns, color=colors[group], alpha=0.6,
+                        linewidth=0.9, linestyle=":")
         for group, curves in panel.runs.items():
             for curve in curves:
-                ax.plot(curve.frames, curve.returns, color=colors[group], alpha=0.35, linewidth=0.8)
+                ax.plot(curve.frames, curve.returns, color=colors[group], alpha=0.35,
+                        linewidth=0.8, **_marker(curve))
             mean = panel.means.get(group)
             if mean is not None:
                 if mean.low is not None and len(curves) > 1:
@@ -95,7 +107,8 @@ def learning_curves(panels: Sequence[CurvePanel], path: Path) -> Path:
                         alpha=0.18,
                         linewidth=0,
                     )
-                ax.plot(mean.frames, mean.returns, color=colors[group], linewidth=1.8)
+                ax.plot(mean.frames, mean.returns, color=colors[group], linewidth=1.8,
+                        **_marker(mean))
         if panel.reference is not None:
             label, value = panel.reference
             low, high = ax.get_ylim()
@@ -116,10 +129,13 @@ def learning_curves(panels: Sequence[CurvePanel], path: Path) -> Path:
     for ax in axes.flat[len(panels) :]:
         ax.set_visible(False)
     fig.supxlabel("environment frames", fontsize=9)
-    fig.supylabel("evaluation return", fontsize=9)
+    fig.supylabel("return", fontsize=9)
     handles = [_legend_line(colors[g], 1.8, _group_legend(g, panels)) for g in groups]
     if any(len(p.runs[g]) > 1 for p in panels for g in p.runs):
         handles.append(_legend_line("#888888", 0.8, "one seed", alpha=0.6))
+    if any(p.training for p in panels):
+        handles.append(Line2D([], [], color="#888888", linewidth=0.9, linestyle=":",
+                              label="training return (last 100 episodes, as it acts)"))
     fig.legend(
         handles=handles,
         loc="outside upper center",

@@ -22,7 +22,7 @@ from gdi.evaluation import markdown, plots
 from gdi.evaluation.aggregates import REPS, aggregate_intervals
 from gdi.evaluation.atari_report import write_atari_section
 from gdi.evaluation.baselines import baselines
-from gdi.evaluation.curves import group_curve
+from gdi.evaluation.curves import group_curve, training_return
 from gdi.evaluation.games import is_atari57, spec_to_game
 from gdi.evaluation.paper_scores import DEFAULT_COMPARE, algorithm
 from gdi.evaluation.report_io import ReportFiles
@@ -164,12 +164,15 @@ def _curves_section(
     panels, run_rows, band_rows = [], [], []
     for env in envs:
         by_group = _groups([r for r in runs if r.env == env], labels)
-        curves, means = {}, {}
+        curves, means, training = {}, {}, {}
         for label, group in by_group.items():
             curves[label] = []
             for run in sorted(group, key=lambda r: r.seed):
                 frames, returns = run.curve()
                 curves[label].append(plots.Curve(frames, returns))
+                trained = training_return(run.run_dir)
+                if trained is not None:
+                    training.setdefault(label, []).append(plots.Curve(*trained))
                 run_rows += [
                     [label, env, run.seed, run.name, int(f), float(r)]
                     for f, r in zip(frames, returns, strict=True)
@@ -186,7 +189,7 @@ def _curves_section(
         reference = None
         if is_atari57(env):
             reference = ("human average", float(baselines([env]).human_average[0]))
-        panels.append(plots.CurvePanel(_env_title(env), curves, means, reference))
+        panels.append(plots.CurvePanel(_env_title(env), curves, means, reference, training))
     files.csv(
         "learning_curves.csv", ["group", "env", "seed", "run", "frames", "mean_return"], run_rows
     )
@@ -201,8 +204,9 @@ def _curves_section(
         "",
         "Mean evaluation return against environment frames (action repeats included): a thin line "
         "per seed, the mean over seeds on the frames every seed reached and its 95% bootstrap "
-        f"confidence band (rliable, {min(reps, CURVE_REPS)} resamples). Numbers: "
-        "`learning_curves.csv`, `learning_curves_band.csv`.",
+        f"confidence band (rliable, {min(reps, CURVE_REPS)} resamples); dotted, each run's "
+        "training return from its metrics.jsonl (the mean of its last 100 training episodes, "
+        "played as it acts). Numbers: `learning_curves.csv`, `learning_curves_band.csv`.",
         "",
         f"![learning curves]({png.name})",
         "",

@@ -355,3 +355,29 @@ def test_the_legend_names_only_lines_that_are_drawn():
     assert _group_legend("two", panels) == "two (mean of seeds, 95% CI)"
     assert _group_legend("single", panels) == "single (one seed)"
     assert "no mean: their frames do not overlap" in _group_legend("apart", panels)
+
+
+def test_training_return_is_drawn_beside_the_evaluations_and_one_point_is_marked(
+        tmp_path, monkeypatch):
+    # Issue 44: a short run's learning_curves.png was empty axes (one evaluation, no marker)
+    # and the training return in metrics.jsonl was never plotted.
+    from gdi.evaluation import plots
+    from gdi.evaluation.curves import training_return
+
+    run = make_run(tmp_path, "minatar:breakout", 0, 4.0, frames=(20_000,))
+    rows = [{"frames": 5_000, "charts/episodic_return": 1.0}, {"frames": 5_000},
+            {"frames": 10_000, "charts/episodic_return": 2.5}]
+    (run / "metrics.jsonl").write_text("\n".join(json.dumps(r) for r in rows)
+                                       + '\n{"frames": 15000, "charts/epis')  # cut short
+    frames, returns = training_return(run)
+    assert frames.tolist() == [5_000, 10_000] and returns.tolist() == [1.0, 2.5]
+
+    drawn = []
+    real = plots.learning_curves
+    monkeypatch.setattr(plots, "learning_curves",
+                        lambda panels, path: drawn.extend(panels) or real(panels, path))
+    report = write_report([run], tmp_path / "report", reps=10)
+    (training,) = drawn[0].training["gdi-i3"]
+    assert training.frames.tolist() == [5_000, 10_000]
+    assert plots._marker(drawn[0].runs["gdi-i3"][0]) == {"marker": "o", "markersize": 3.5}
+    assert "dotted, each run's training return" in report.markdown.read_text()
