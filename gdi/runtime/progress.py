@@ -18,14 +18,27 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+#: Characters of the run's name the progress bar shows (a long name squeezed the bar).
+TITLE_WIDTH = 28
+
+
+def short_title(title: str, width: int = TITLE_WIDTH) -> str:
+    """The run's name cut to ``width`` characters, its end kept (it holds the seed and time)."""
+    return title if len(title) <= width else "…" + title[-(width - 1):]
+
 
 class TrainingProgress:
+    """Fields: frames done of the budget; frames/s since the first window of experience
+    arrived (start-up excluded: until a second update there is no rate, shown as -); the time
+    left at that rate; the mean return of the last 100 training episodes (as the actors play,
+    λ ~ P_Λ); the policy lag, how many learner updates older the parameters that acted a
+    batch's data were than those that learn from it (docs/getting-started.md)."""
+
     def __init__(self, total_frames: int, start_frames: int, title: str) -> None:
         self.total = total_frames
         self.interactive = sys.stderr.isatty()
         self.console = Console(stderr=True)
-        self._start_time = time.perf_counter()
-        self._start_frames = start_frames
+        self._rate_from: tuple[float, int] | None = None  # (time, frames) at the first update
         self._last_line = 0.0
         self._progress = None
         if self.interactive:
@@ -43,23 +56,29 @@ class TrainingProgress:
                 refresh_per_second=4,
             )
             self._task = self._progress.add_task(
-                title, total=total_frames, completed=start_frames, fps=0.0, ret="-", lag=0.0
+                short_title(title), total=total_frames, completed=start_frames, fps=0.0,
+                ret="-", lag=0.0,
             )
             self._progress.start()
         else:
             self.console.print(f"{title}: training to {total_frames:,} frames")
 
     def update(self, frames: int, recent_returns: list[float], lag: float) -> None:
-        elapsed = max(time.perf_counter() - self._start_time, 1e-9)
-        fps = (frames - self._start_frames) / elapsed
+        now = time.perf_counter()
+        if self._rate_from is None:  # the first window: its wait was start-up, not training
+            self._rate_from = (now, frames)
+        since, at = self._rate_from
+        fps = (frames - at) / (now - since) if now > since and frames > at else None
         ret = f"{np.mean(recent_returns):.1f}" if recent_returns else "-"
         if self._progress is not None:
-            self._progress.update(self._task, completed=frames, fps=fps, ret=ret, lag=lag)
-        elif time.perf_counter() - self._last_line >= 30.0 or frames >= self.total:
-            self._last_line = time.perf_counter()
+            self._progress.update(self._task, completed=frames, fps=fps or 0.0, ret=ret,
+                                  lag=lag)
+        elif now - self._last_line >= 30.0 or frames >= self.total:
+            self._last_line = now
+            rate = f"{fps:,.0f}" if fps is not None else "-"
             self.console.print(
-                f"frames {frames:,}/{self.total:,}  {fps:,.0f} f/s  "
-                f"eta {_eta(self.total - frames, fps)}  return {ret}  lag {lag:.1f}",
+                f"frames {frames:,}/{self.total:,}  {rate} f/s  "
+                f"eta {_eta(self.total - frames, fps or 0.0)}  return {ret}  lag {lag:.1f}",
                 highlight=False, soft_wrap=True,  # one line per update in a log, however long
             )
 
