@@ -191,6 +191,11 @@ class Config:
     log_every: int = 50_000
     """Frames between rows of metrics.jsonl / TensorBoard (frames, not seconds, so that a
     seeded inline run writes the same rows every time)."""
+    wandb_project: str = ""
+    """Weights & Biases project that also receives the run's metrics rows and config
+    (pip install 'gdi-rl[wandb]'); empty: no W&B. W&B's own settings apply: WANDB_ENTITY,
+    WANDB_MODE=offline (then `wandb sync RUN/wandb/offline-run-*`). A resumed run continues
+    the same W&B run."""
     checkpoint_every_s: float = 600.0
     """Seconds between checkpoints (also written at the end and on SIGINT/SIGTERM/SIGHUP)."""
     checkpoint_every_frames: int = 1_000_000

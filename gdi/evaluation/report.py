@@ -100,6 +100,7 @@ NOT_WHAT_IT_LEARNS = frozenset({
     "learner_device", "actor_device", "actor_failures_max", "actor_failure_window_s",
     "actor_timeout_s", "skipped_updates_max", "log_every", "checkpoint_every_s",
     "checkpoint_every_frames", "keep_checkpoints", "eval_every", "eval_episodes",
+    "wandb_project",
 })
 
 

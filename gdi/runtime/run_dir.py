@@ -16,6 +16,7 @@ import fcntl
 import json
 import math
 import os
+import secrets
 import subprocess
 import time
 from importlib import metadata
@@ -81,6 +82,7 @@ FIELDS_ADDED_LATER = {
     "q_loss_trains_value": True,  # before it, L_Q always reached V through Q = Ā + V
     "pg_advantage_norm": "none",  # before it, ρ_s δ weighed log π as V-trace gave it
     "pg_clip": 0.0,  # before it, the V-trace policy gradient, no clipped surrogate
+    "wandb_project": "",  # before it, no run went to Weights & Biases
 }
 
 
@@ -324,6 +326,50 @@ def drop_rows_after(path: Path, frames: int) -> list[str]:
     return warnings
 
 
+#: The file in a run folder that keeps its Weights & Biases run id, so a resume continues it.
+WANDB_ID_FILE = "wandb_run_id"
+
+
+def check_wandb(config: Config) -> None:
+    """A one-line ValueError, before any run folder is made, when ``wandb_project`` is set and
+    Weights & Biases is not installed."""
+    import importlib.util
+
+    if config.wandb_project and importlib.util.find_spec("wandb") is None:
+        raise ValueError(f"wandb_project={config.wandb_project!r} needs Weights & Biases, "
+                         "which is not installed: pip install 'gdi-rl[wandb]' (or leave "
+                         "wandb_project empty)")
+
+
+class WandbRun:
+    """The run's W&B mirror: the config once, then every metrics row, with ``frames`` as the
+    x axis of every chart (a resume redoes the frames after its checkpoint; W&B's own step
+    only grows). Its files go in ``RUN/wandb/``; its id in ``RUN/wandb_run_id``."""
+
+    def __init__(self, run_dir: Path, project: str, config: Config | None) -> None:
+        import wandb
+
+        id_file = run_dir / WANDB_ID_FILE
+        if id_file.is_file():
+            run_id = id_file.read_text().strip()
+        else:
+            run_id = secrets.token_hex(6)  # W&B ids: lowercase letters and digits
+            atomic_write(id_file, lambda handle: handle.write(run_id + "\n"), binary=False)
+        self._run = wandb.init(
+            project=project, id=run_id, resume="allow", name=run_dir.name, dir=str(run_dir),
+            config=config.to_dict() if config is not None else None,
+            settings=wandb.Settings(console="off", x_disable_stats=True),
+        )
+        self._run.define_metric("frames")
+        self._run.define_metric("*", step_metric="frames")
+
+    def log(self, frames: int, scalars: dict[str, float | None]) -> None:
+        self._run.log({"frames": frames, **{k: v for k, v in scalars.items() if v is not None}})
+
+    def finish(self) -> None:
+        self._run.finish()
+
+
 class MetricsWriter:
     """Rows of scalars to ``metrics.jsonl`` and TensorBoard, namespaced (``charts/``,
     ``losses/``, ``meta/``, ``perf/``, ``schedule/``), and the λ log ``meta.jsonl``.
@@ -332,7 +378,8 @@ class MetricsWriter:
     :class:`~gdi.atomic.StorageError` naming the file: the run stops there, and its newest
     checkpoint stays what a resume continues from (the rows after it are dropped then)."""
 
-    def __init__(self, run_dir: Path, tensorboard: bool = True) -> None:
+    def __init__(self, run_dir: Path, tensorboard: bool = True, wandb_project: str = "",
+                 config: Config | None = None) -> None:
         self.run_dir = Path(run_dir)
         self._jsonl = self._open("metrics.jsonl")
         self._meta = self._open("meta.jsonl")
@@ -341,6 +388,7 @@ class MetricsWriter:
             from torch.utils.tensorboard import SummaryWriter
 
             self._tb = SummaryWriter(log_dir=str(self.run_dir / "tensorboard"))
+        self._wandb = WandbRun(self.run_dir, wandb_project, config) if wandb_project else None
 
     def _open(self, name: str):
         try:
@@ -372,6 +420,8 @@ class MetricsWriter:
                 self._tb.flush()
             except OSError as err:
                 raise self._failed(self.run_dir / "tensorboard", err) from None
+        if self._wandb is not None:
+            self._wandb.log(frames, clean)
 
     def write_episode(self, frames: int, actor: int, lam: tuple[float, ...], ret: float,
                       length: int) -> None:
@@ -406,3 +456,5 @@ class MetricsWriter:
                 self._tb.close()
             except OSError:
                 pass
+        if self._wandb is not None:
+            self._wandb.finish()

@@ -72,7 +72,8 @@ class Trainer:
         self.reservoir = StageReservoir(
             config.reservoir_stages, config.observation_reservoir, seed=seeds.reservoir(config.seed),
         ) if config.observation_reservoir > 0 else None
-        self.writer = MetricsWriter(self.run_dir, tensorboard=tensorboard)
+        self.writer = MetricsWriter(self.run_dir, tensorboard=tensorboard,
+                                    wandb_project=config.wandb_project, config=config)
         self.frames = 0
         self.episodes = 0
         self.next_log = config.log_every

@@ -39,6 +39,7 @@ from gdi.runtime.progress import TrainingProgress
 from gdi.runtime.run_dir import (
     NewRunFolder,
     RunLock,
+    check_wandb,
     default_run_name,
     drop_rows_after,
     frames_written,
@@ -55,7 +56,7 @@ RESUMABLE_FIELDS = (
     "frames", "backend", "ray_address", "ray_cpus_per_actor", "ray_placement", "torch_threads",
     "learner_compile",
     "learner_device", "actor_device", "actor_failures_max", "actor_failure_window_s",
-    "actor_timeout_s", "checkpoint_every_s",
+    "actor_timeout_s", "checkpoint_every_s", "wandb_project",
     "checkpoint_every_frames", "keep_checkpoints",
 )
 
@@ -145,6 +146,7 @@ def _train(config: Config, run_dir: Path | str | None, resume: bool, stop: StopR
            show_progress: bool, tensorboard: bool, lock: RunLock) -> TrainResult:
     check_learner_device(config.learner_device)  # a resumed GPU run on a CPU-only machine
     check_learner_device(config.actor_device, what="actor_device")
+    check_wandb(config)  # W&B asked for but not installed: said before any folder is made
     payload, notes = None, []
     say = StartUpLines(show_progress)
     env_config = resolve_env(config.env, **config.env_overrides)

@@ -1,0 +1,49 @@
+"""Weights & Biases tracking (issue 44, item 5), for real in W&B's offline mode: the run's
+config and metrics rows reach W&B's files, and a resume continues the same W&B run."""
+
+import pytest
+
+from gdi.runtime.run_dir import WANDB_ID_FILE
+from gdi.runtime.wiring import train
+from tests.runtime.helpers import tiny_config, train_until
+
+pytest.importorskip("wandb")
+
+
+def offline_runs(run_dir):
+    return sorted((run_dir / "wandb").glob("offline-run-*"))
+
+
+def test_a_run_and_its_resume_are_one_offline_wandb_run(tmp_path, monkeypatch):
+    monkeypatch.setenv("WANDB_MODE", "offline")
+    monkeypatch.setenv("WANDB_SILENT", "true")
+    config = tiny_config(frames=800, wandb_project="gdi-tests")
+    run_dir = tmp_path / "run"
+    train_until(config, run_dir, 400)  # interrupted, as a Ctrl-C would
+    run_id = (run_dir / WANDB_ID_FILE).read_text().strip()
+    (first,) = offline_runs(run_dir)
+    assert first.name.endswith(run_id)
+    # W&B's offline log (protobuf records, to upload with `wandb sync`) holds the config and
+    # the metrics rows: their keys and values are in it as written.
+    log = (first / f"run-{run_id}.wandb").read_bytes()
+    assert b"lstm_units" in log and b'"gdi-i3"' in log and b"gdi-tests" in log
+    assert b"losses/total" in log and b"charts/episodic_return" in log
+
+    train(config, run_dir, resume=True, show_progress=False, tensorboard=False)
+    runs = offline_runs(run_dir)
+    assert len(runs) == 2 and all(r.name.endswith(run_id) for r in runs)  # the same W&B run
+    log = (runs[-1] / f"run-{run_id}.wandb").read_bytes()
+    assert b"eval/mean_return" in log  # the resumed part: to the end, final evaluation too
+
+
+def test_wandb_project_without_wandb_installed_is_refused_before_any_folder(
+        tmp_path, monkeypatch):
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "wandb" else real(name, *a))
+    with pytest.raises(ValueError, match=r"wandb_project='p' needs Weights & Biases, which is "
+                                         r"not installed: pip install 'gdi-rl\[wandb\]'"):
+        train(tiny_config(wandb_project="p"), tmp_path / "run", show_progress=False)
+    assert not (tmp_path / "run").exists()
