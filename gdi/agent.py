@@ -282,7 +282,7 @@ def load_agent(
         raise ValueError(f"unknown policy {policy!r}; allowed: {', '.join(POLICIES)}")
     device = _usable_device(device)
     config, path, payload = resolve_checkpoint(run_dir, checkpoint, allow_foreign_checkpoint)
-    env_config = resolve_env(config.env, **config.env_overrides)
+    env_config = resolve_env(config.env, protocol=config.protocol, **config.env_overrides)
     shapes = env_shapes(env_config, config.seed)
     net = build_network(config, shapes)
     try:

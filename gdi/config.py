@@ -56,6 +56,11 @@ class Config:
     this machine; ray: actors as Ray actors on a Ray cluster (any number of nodes)."""
     env_overrides: dict[str, Any] = field(default_factory=dict)
     """Overrides of the environment's preprocessing stages (see gdi.envs), e.g. sticky actions."""
+    protocol: str = "paper"
+    """ALE evaluation protocol, a name for a set of environment settings: paper (its table,
+    the defaults of gdi.envs.AtariConfig) or machado (Machado et al. 2018: sticky actions 0.25,
+    no reset no-ops, the full action set, no life-loss signal); env_overrides may add to it,
+    never contradict it. Recorded in config.json and in every report."""
 
     # --- sampling: actors, policy space Λ and operator E -------------------------------------
     num_actors: int = 1
@@ -355,13 +360,14 @@ def _validate_parts(cfg: Config) -> None:
     run folder exists, on every backend."""
     # Imported here: the registries import torch and the environment packages, and config is
     # the module every other one imports.
-    from gdi.envs.spec import canonical_spec
+    from gdi.envs.spec import canonical_spec, protocol_overrides
     from gdi.learning.shaping import REWARD_SHAPES
     from gdi.meta.registry import CONTROLLERS, make_controller
     from gdi.nets.torsos import INITIALIZATIONS, TORSOS, check_init
     from gdi.policy_space import POLICY_SPACES
 
     object.__setattr__(cfg, "env", canonical_spec(cfg.env))
+    protocol_overrides(cfg.protocol, cfg.env, cfg.env_overrides)
     _one_of("policy_space", cfg.policy_space, sorted(POLICY_SPACES))
     _one_of("meta_controller", cfg.meta_controller, list(CONTROLLERS))
     _one_of("torso", cfg.torso, list(TORSOS))

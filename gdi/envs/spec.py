@@ -16,6 +16,7 @@ from typing import Any, ClassVar
 
 __all__ = [
     "ATARI_57_GAMES",
+    "ATARI_PROTOCOLS",
     "ENV_KINDS",
     "MINATAR_GAMES",
     "AtariConfig",
@@ -424,7 +425,38 @@ def canonical_spec(spec: str) -> str:
     return f"{kind}:{_canonical_name(kind, name, spec)}"
 
 
-def resolve_env(spec: str, **overrides: Any) -> EnvConfig:
+#: Named ALE evaluation protocols: the settings each fixes on top of :class:`AtariConfig`'s
+#: defaults (which are the paper's table). ``machado``: Machado et al. 2018 ("Revisiting the
+#: Arcade Learning Environment", Sec. 5): sticky actions with probability 0.25 as the only
+#: stochasticity (no reset no-ops), the full action set, no life-loss signal, episodes cut at
+#: 108,000 frames (Dopamine's 27,000 agent steps).
+ATARI_PROTOCOLS: dict[str, dict[str, Any]] = {
+    "paper": {},
+    "machado": {"repeat_action_probability": 0.25, "noop_max": 0, "full_action_space": True,
+                "episodic_life": False, "max_episode_frames": 108_000},
+}
+
+
+def protocol_overrides(protocol: str, spec: str, overrides: dict[str, Any]) -> dict[str, Any]:
+    """The environment overrides of ``protocol`` merged with the run's own ``overrides``; a
+    ValueError of one line for an unknown protocol, a protocol other than the paper's on a
+    non-ALE environment, or an override that contradicts the protocol."""
+    if protocol not in ATARI_PROTOCOLS:
+        raise ValueError(f"protocol must be one of {', '.join(ATARI_PROTOCOLS)}, got "
+                         f"{protocol!r}")
+    fixed = ATARI_PROTOCOLS[protocol]
+    if fixed and _split_spec(spec)[0] != "ale":
+        raise ValueError(f"protocol={protocol!r} is an ALE protocol; {spec!r} is not an ale: "
+                         "environment (leave protocol=paper)")
+    clashes = [f"{k}={overrides[k]!r} (the protocol: {v!r})" for k, v in fixed.items()
+               if k in overrides and overrides[k] != v]
+    if clashes:
+        raise ValueError(f"protocol={protocol!r} fixes what env_overrides changes: "
+                         f"{', '.join(clashes)}; drop the override or the protocol")
+    return {**fixed, **overrides}
+
+
+def resolve_env(spec: str, protocol: str = "paper", **overrides: Any) -> EnvConfig:
     """Resolve ``"<kind>:<name>"`` and overrides of its settings into a validated config.
 
     Kinds: ``ale:<Game>`` (ALE CamelCase name, e.g. ``ale:MontezumaRevenge``; case and
@@ -442,4 +474,5 @@ def resolve_env(spec: str, **overrides: Any) -> EnvConfig:
     kind, name = _split_spec(spec)
     cls = _CONFIGS[kind]
     _check_override_names(cls, overrides)
+    overrides = protocol_overrides(protocol, spec, overrides)
     return cls(name=_canonical_name(kind, name, spec), **overrides)

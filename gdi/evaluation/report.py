@@ -284,6 +284,7 @@ def _runs_section(runs: Sequence[RunEvals], files: ReportFiles) -> list[str]:
         "eval_file",
         "checkpoint",
         "policy",
+        "protocol",
     ]
     rows = [
         [
@@ -298,6 +299,7 @@ def _runs_section(runs: Sequence[RunEvals], files: ReportFiles) -> list[str]:
             r.final.path.name,
             r.final.checkpoint,
             r.final.policy,
+            protocol_of(r),
         ]
         for r in runs
     ]
@@ -312,6 +314,7 @@ def _runs_section(runs: Sequence[RunEvals], files: ReportFiles) -> list[str]:
             f"{r.final.frames:,}",
             len(r.final.episodes),
             markdown.fmt(r.final.mean_return),
+            protocol_of(r),
         ]
         for r in runs
     ]
@@ -328,12 +331,24 @@ def _runs_section(runs: Sequence[RunEvals], files: ReportFiles) -> list[str]:
                 "Frames",
                 "Episodes",
                 "Final return",
+                "Protocol",
             ],
             md_rows,
             align_left=4,
         ),
+        "",
+        "Protocol: the ALE settings a run was trained and evaluated with (`protocol` in its "
+        "config.json): paper, the paper's table; machado, Machado et al. 2018 (sticky actions "
+        "0.25, no reset no-ops); — for other environments.",
         *_evaluated_later_section(runs, files),
     ]
+
+
+def protocol_of(run: RunEvals) -> str:
+    """The ALE protocol a run used (runs written before the field: the paper's), — elsewhere."""
+    if not run.env.startswith("ale:"):
+        return "—"
+    return str(run.config.get("protocol", "paper"))
 
 
 def _evaluated_later_section(runs: Sequence[RunEvals], files: ReportFiles) -> list[str]:

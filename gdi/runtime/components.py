@@ -40,7 +40,7 @@ def build_actor(config: Config, actor_id: int, shapes: EnvShapes, *, incarnation
     if controller_state is not None:
         controller.load_state_dict(controller_state)
     if env_config is None:
-        env_config = resolve_env(config.env, **config.env_overrides)
+        env_config = resolve_env(config.env, protocol=config.protocol, **config.env_overrides)
     # The actor's network on actor_device (auto resolved in the actor's own process).
     net = build_network(config, shapes).to(resolve_device(config.actor_device))
     return Actor(actor_id, config, env_config, net, controller, seed)

@@ -83,6 +83,7 @@ FIELDS_ADDED_LATER = {
     "pg_advantage_norm": "none",  # before it, ρ_s δ weighed log π as V-trace gave it
     "pg_clip": 0.0,  # before it, the V-trace policy gradient, no clipped surrogate
     "wandb_project": "",  # before it, no run went to Weights & Biases
+    "protocol": "paper",  # before it, the paper's ALE settings (env_overrides on top)
 }
 
 

@@ -149,7 +149,7 @@ def _train(config: Config, run_dir: Path | str | None, resume: bool, stop: StopR
     check_wandb(config)  # W&B asked for but not installed: said before any folder is made
     payload, notes = None, []
     say = StartUpLines(show_progress)
-    env_config = resolve_env(config.env, **config.env_overrides)
+    env_config = resolve_env(config.env, protocol=config.protocol, **config.env_overrides)
     if not resume:
         check_budget_reaches_training(config, env_config.frames_per_step)
     if resume:
