@@ -378,6 +378,26 @@ def enjoy(
         print(f"video: {result.video} ({result.frames} frames)")
 
 
+def export(run: Positional[Path], out: Positional[Path], video: bool = True) -> None:
+    """Export a run's agent as a self-contained bundle in the new folder OUT, laid out as a
+    Hugging Face model repository: README.md (a model card with the run's final score and the
+    command that trains it again), config.json, the latest checkpoint without its optimizer,
+    the final evaluation and a replay.gif. `gdi enjoy OUT` and gdi.load_agent(OUT) load it;
+    `huggingface-cli upload USER/NAME OUT` publishes it.
+
+    Args:
+        run: The run folder (its newest checkpoint must be the one its last evaluation played).
+        out: The bundle's folder (new, or empty).
+        video: Play one episode (up to 1,000 steps) into OUT/replay.gif.
+    """
+    from gdi.export import export_agent
+
+    bundle = export_agent(run, out, video=video)
+    print(f"bundle: {bundle.path} (model card {bundle.card.name}, checkpoint "
+          f"{bundle.checkpoint.relative_to(bundle.path)}"
+          + (f", {bundle.video.name}" if bundle.video else "") + ")")
+
+
 def plot_meta(run: Positional[Path], out: Path | None = None) -> None:
     """Plot what E learned in a run: the sampled λ over frames and the return per λ region
     (from the run's meta.jsonl); writes a PNG (default RUN/meta.png).
@@ -520,6 +540,7 @@ def _commands() -> dict:
         "config": config,
         "evaluate": evaluate,
         "enjoy": enjoy,
+        "export": export,
         "plot-meta": plot_meta,
         "meta-demo": meta_demo,
         "report": report,

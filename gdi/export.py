@@ -1,0 +1,188 @@
+"""``gdi export``: a trained agent as a self-contained bundle, laid out as a Hugging Face model
+repository (``README.md`` with the model card's front matter, and the files beside it).
+
+The bundle is also a read-only run folder, so ``gdi.load_agent``, ``gdi enjoy`` and ``gdi
+evaluate --policy greedy`` take it as they take the run:
+
+    BUNDLE/
+      README.md                  model card: what it is, its scores, how to use it, the command
+      config.json                the run's resolved config, versions and git commit
+      checkpoints/ckpt_N.pt      the network and E's state at N frames (no optimizer: lean)
+      eval/<final>.json          the run's final evaluation, every episode
+      replay.gif                 one episode played by the exported agent (unless no video)
+
+Upload it with ``huggingface-cli upload USER/NAME BUNDLE`` (or ``git push`` of a clone); any
+folder or downloaded copy of it loads again.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from gdi.atomic import StorageError, atomic_write, why_not_writable
+from gdi.config import Config
+from gdi.run_files import CHECKPOINT_DIR, EVAL_DIR, checkpoint_name
+
+#: Agent steps of the bundle's replay video (an ALE episode can last 27,000).
+VIDEO_STEPS = 1_000
+#: Config fields a reproducing command leaves out: who the run is and where it ran.
+NOT_IN_THE_COMMAND = ("preset", "env", "seed", "frames", "scale", "backend", "torch_threads",
+                      "learner_device", "actor_device", "learner_compile", "ray_address",
+                      "ray_cpus_per_actor", "ray_placement", "wandb_project")
+
+
+@dataclass(frozen=True)
+class Bundle:
+    path: Path
+    checkpoint: Path
+    video: Path | None
+    card: Path
+
+
+def training_command(config: Config) -> str:
+    """The ``gdi train`` command that trains ``config`` again: its preset, environment, scale,
+    seed and budget, and a ``--set`` for each field that differs from what they resolve to."""
+    from gdi.presets import resolve_config
+
+    base = resolve_config(config.preset, config.env, config.scale, frames=config.frames,
+                          seed=config.seed)
+    sets = []
+    for name, value in config.to_dict().items():
+        if name in NOT_IN_THE_COMMAND or value == base.to_dict().get(name):
+            continue
+        text = json.dumps(value, separators=(",", ":")) if isinstance(value, list | dict) \
+            else str(value)
+        sets.append(f"'{name}={text}'" if any(c in text for c in " []{}\"'") else
+                    f"{name}={text}")
+    command = (f"gdi train --preset {config.preset} --env {config.env} --scale {config.scale} "
+               f"--seed {config.seed} --frames {config.frames}")
+    return command + (" --set " + " ".join(sets) if sets else "")
+
+
+def export_agent(run_dir: str | os.PathLike, out: str | os.PathLike, video: bool = True
+                 ) -> Bundle:
+    """Write ``run_dir``'s latest checkpoint, config, final evaluation, model card and (with
+    ``video``) a replay into the new folder ``out``. An existing ``out`` that is not empty is
+    refused (nothing is overwritten); the run must have a final evaluation (the card's
+    score)."""
+    from gdi.agent import resolve_checkpoint
+    from gdi.scores import load_run
+
+    run_dir, out = Path(run_dir), Path(out)
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise FileExistsError(f"{out} exists and is not an empty folder; export into a new one "
+                              "(nothing is overwritten)")
+    from gdi.runtime.checkpoint import FORMAT_VERSION, checkpoint_controller_states
+
+    config, _, payload = resolve_checkpoint(run_dir)
+    evals = load_run(run_dir)
+    final = evals.final
+    frames = int(payload["frames"])
+    if final.frames != frames:
+        raise ValueError(
+            f"{run_dir}'s newest checkpoint is at {frames:,} frames but its last evaluation at "
+            f"{final.frames:,}: evaluate it first (gdi evaluate {run_dir}), so that the card's "
+            "score is the exported network's")
+    # What acting needs: the network and each actor's E (no optimizer, no replay).
+    lean = {"config": payload["config"], "frames": frames,
+            "learner": {"net": payload["learner"]["net"], "steps": payload["learner"]["steps"]},
+            "controllers": checkpoint_controller_states(payload, config.num_actors)}
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        (out / CHECKPOINT_DIR).mkdir()
+        (out / EVAL_DIR).mkdir()
+        checkpoint = out / CHECKPOINT_DIR / checkpoint_name(frames)
+        atomic_write(checkpoint, lambda h: torch.save({"format": FORMAT_VERSION, **lean}, h))
+        shutil.copy2(run_dir / "config.json", out / "config.json")
+        shutil.copy2(final.path, out / EVAL_DIR / final.path.name)
+    except OSError as err:
+        raise StorageError(f"could not write the bundle {out}: {why_not_writable(out, err)}") \
+            from None
+    replay = None
+    if video:
+        from gdi.video.enjoy import enjoy
+
+        played = enjoy(out, episodes=1, video=out / "replay.gif", max_steps=VIDEO_STEPS)
+        replay = played.video
+    card = out / "README.md"
+    provenance = json.loads((run_dir / "config.json").read_text()).get("provenance", {})
+    text = model_card(config, final, frames, replay, provenance)
+    atomic_write(card, lambda h: h.write(text), binary=False)
+    return Bundle(out, checkpoint, replay, card)
+
+
+def model_card(config: Config, final, frames: int, replay: Path | None,
+               provenance: dict) -> str:
+    """The bundle's README.md: Hugging Face model-card front matter, then what the agent is,
+    its score, how to use it and how it was trained."""
+    returns = np.array([e.episode_return for e in final.episodes], dtype=float)
+    mean, std = float(returns.mean()), float(returns.std())
+    env = config.env
+    front = "\n".join([
+        "---",
+        "library_name: gdi",
+        "tags:",
+        "- reinforcement-learning",
+        "- deep-reinforcement-learning",
+        "- gdi",
+        f"- {env.replace(':', '-')}",
+        "model-index:",
+        f"- name: {config.preset}",
+        "  results:",
+        "  - task:",
+        "      type: reinforcement-learning",
+        "      name: reinforcement-learning",
+        "    dataset:",
+        f"      name: {env}",
+        f"      type: {env}",
+        "    metrics:",
+        "    - type: mean_reward",
+        f"      value: {mean:.2f} +/- {std:.2f}",
+        "      name: mean_reward",
+        "      verified: false",
+        "---",
+    ])
+    lines = [
+        front, "",
+        f"# {config.preset} on {env}", "",
+        "An agent trained with gdi, an implementation of [Generalized Data Distribution "
+        "Iteration](https://proceedings.mlr.press/v162/fan22c.html) (Fan & Xiao, ICML 2022): "
+        f"preset `{config.preset}`, "
+        f"{frames:,} environment frames, seed {config.seed}, scale `{config.scale}`"
+        + (f", ALE protocol `{config.protocol}`" if env.startswith("ale:") else "") + ".", "",
+        "## Evaluation", "",
+        f"Mean return {mean:.2f} ± {std:.2f} (standard deviation) over {len(returns)} episodes "
+        f"at {final.frames:,} frames, the run's final evaluation (`{EVAL_DIR}/"
+        f"{final.path.name}`): {final.policy}.", "",
+    ]
+    if replay is not None:
+        lines += [f"![one episode of the agent]({replay.name})", ""]
+    lines += [
+        "## Use", "",
+        "```bash",
+        "# with gdi installed (from its repository: pip install -e .)",
+        "gdi enjoy THIS_FOLDER --video play.mp4     # watch it",
+        "gdi evaluate THIS_FOLDER --policy greedy   # evaluate it (writes eval_greedy/)",
+        "```", "",
+        "```python",
+        "import gdi",
+        "agent = gdi.load_agent(\"THIS_FOLDER\")  # act with agent.act(observations)",
+        "```", "",
+        "## Training", "",
+        "```bash",
+        training_command(config),
+        "```", "",
+    ]
+    if provenance.get("versions"):
+        lines += ["Trained with " + ", ".join(f"{k} {v}" for k, v in
+                                               provenance["versions"].items())
+                  + (f"; gdi commit {provenance['git_commit']}" if provenance.get("git_commit")
+                     else "") + ".", ""]
+    return "\n".join(lines)

@@ -1,0 +1,72 @@
+"""`gdi export` (issue 44, item 5): a run's agent as a bundle in a Hugging Face model
+repository's layout, which loads and plays as the run does."""
+
+import json
+
+import numpy as np
+import pytest
+import torch
+
+import gdi
+from gdi.cli import main
+from gdi.config import apply_overrides
+from gdi.export import training_command
+from gdi.presets import resolve_config
+from gdi.runtime.wiring import train
+from tests.runtime.helpers import one_line_error, tiny_config
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("export") / "run"
+    return train(tiny_config(frames=800), folder, show_progress=False, tensorboard=False).run_dir
+
+
+def test_a_bundle_loads_and_acts_as_the_run_does(run, tmp_path, capsys):
+    out = tmp_path / "bundle"
+    main(["export", str(run), str(out)])
+    assert f"bundle: {out}" in capsys.readouterr().out
+    names = sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file())
+    assert names == ["README.md", "checkpoints/ckpt_000000000808.pt", "config.json",
+                     "eval/frames_000000000808.json", "replay.gif"]
+    lean = torch.load(out / "checkpoints/ckpt_000000000808.pt", weights_only=False)
+    assert "optimizer" not in lean["learner"] and lean["controllers"][0] is not None
+
+    # The same network, E and seed: the same actions, from the run and from the bundle.
+    original, exported = gdi.load_agent(run, seed=5), gdi.load_agent(out, seed=5)
+    for agent in (original, exported):
+        agent.reset(2)
+    observations = np.random.default_rng(0).normal(size=(2, 4)).astype(np.float32)
+    no = np.zeros(2, dtype=bool)
+    for _ in range(5):
+        assert np.array_equal(original.act(observations), exported.act(observations))
+        for agent in (original, exported):
+            agent.observe(np.ones(2, dtype=np.float32), no, no)
+
+    card = (out / "README.md").read_text()
+    evaluation = json.loads((out / "eval/frames_000000000808.json").read_text())
+    returns = [e["return"] for e in evaluation["episodes"]]
+    assert card.startswith("---\nlibrary_name: gdi\n")
+    assert f"value: {np.mean(returns):.2f} +/- {np.std(returns):.2f}" in card
+    assert "gdi train --preset gdi-i3 --env gym:CartPole-v1 --scale gym --seed 3 --frames 800" \
+        in card and "![one episode of the agent](replay.gif)" in card
+    main(["enjoy", str(out), "--max-steps", "5"])  # the bundle plays as a run folder
+
+
+def test_exporting_into_a_folder_that_holds_something_is_refused(run, tmp_path, capsys):
+    (tmp_path / "taken").mkdir()
+    (tmp_path / "taken" / "notes.txt").write_text("mine")
+    err = one_line_error(["export", str(run), str(tmp_path / "taken"), "--no-video"], capsys)
+    assert "is not an empty folder; export into a new one" in err
+    assert (tmp_path / "taken" / "notes.txt").read_text() == "mine"
+
+
+def test_the_training_command_sets_what_differs_from_the_preset():
+    config = apply_overrides(resolve_config("gdi-i3", "minatar:breakout", seed=2),
+                             ["learning_rate=0.001", "meta_kwargs.accuracies=[0.5,0.5,0.05]",
+                              "backend=inline"])
+    command = training_command(config)
+    assert command.startswith("gdi train --preset gdi-i3 --env minatar:breakout --scale minatar "
+                              "--seed 2 --frames 1000000 --set ")
+    assert "learning_rate=0.001" in command and "backend" not in command
+    assert "'meta_kwargs={" in command and '"accuracies":[0.5,0.5,0.05]' in command
