@@ -306,8 +306,8 @@ def figure(curves: list[Curve], window: int, path: Path) -> None:
     fig.suptitle(f"{game}: learning against wall time and frames")
     handles, labels = axes[1].get_legend_handles_labels()
     rows = (len(labels) + 1) // 2
-    fig.legend(handles, labels, fontsize=7, loc="lower center", ncol=2, frameon=False)
-    fig.tight_layout(rect=(0, 0.035 * (rows + 1), 1, 1))  # the legend below the panels
+    fig.legend(handles, labels, fontsize=9, loc="lower center", ncol=2, frameon=False)
+    fig.tight_layout(rect=(0, 0.045 * (rows + 1), 1, 1))  # the legend below the panels
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=120)
     plt.close(fig)
@@ -353,7 +353,7 @@ def diagnostics(curves: list[Curve], path: Path) -> None:
             ax.set_title(title, fontsize=9)
             ax.set_yscale("log" if log else "linear")
             ax.grid(alpha=0.3)
-    axes[0].legend(fontsize=7)
+    axes[0].legend(fontsize=9)
     axes[-1].set_xlabel("frames (millions)")
     fig.suptitle(f"{runs[0].game}: what the learner saw")
     fig.tight_layout()
