@@ -20,10 +20,12 @@ window larger than the pipe holds, or while torch hands over a tensor's shared m
 thread blocked in a read does not return to Python's signal handlers; the main thread only
 waits on the queue with a timeout, so a Ctrl-C or SIGTERM is seen within a second whatever
 an actor does. A discarded process is killed (SIGKILL after a grace period: a stopped
-process ignores SIGTERM until it is continued), which ends its reader with end of file. An actor whose learner process is
-gone (``kill -9`` of the main process) exits within a fraction of a second, wherever it is
-blocked (a dead learner may have left a push half-written or the window pipe full), so
-nothing is left running.
+process ignores SIGTERM until it is continued), which ends its reader with end of file. The
+credits keep memory bounded as the pipe once did: an actor owes at most one window.
+
+An actor whose learner process is gone (``kill -9`` of the main process) exits within a
+fraction of a second, wherever it is blocked (a dead learner may have left a push
+half-written or the window pipe full), so nothing is left running.
 
 Resuming restores the learner, optimizer, counters and every actor's E exactly; environments
 restart their episodes and the collector starts empty (docs/paper-choices.md). Exact resume
