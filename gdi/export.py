@@ -8,7 +8,7 @@ evaluate --policy greedy`` take it as they take the run:
       README.md                  model card: what it is, its scores, how to use it, the command
       config.json                the run's resolved config, versions and git commit
       checkpoints/ckpt_N.pt      the network and E's state at N frames (no optimizer: lean)
-      eval/<final>.json          the run's final evaluation, every episode
+      eval/<name>.json           the evaluation of that checkpoint, every episode
       replay.gif                 one episode played by the exported agent (unless no video)
 
 Upload it with ``huggingface-cli upload USER/NAME BUNDLE`` (or ``git push`` of a clone); any
@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -68,57 +69,74 @@ def training_command(config: Config) -> str:
 
 def export_agent(run_dir: str | os.PathLike, out: str | os.PathLike, video: bool = True
                  ) -> Bundle:
-    """Write ``run_dir``'s latest checkpoint, config, final evaluation, model card and (with
-    ``video``) a replay into the new folder ``out``. An existing ``out`` that is not empty is
-    refused (nothing is overwritten); the run must have a final evaluation (the card's
-    score)."""
+    """Write ``run_dir``'s latest checkpoint, config, the evaluation of that checkpoint, a
+    model card and (with ``video``) a replay into the new folder ``out``. An existing ``out``
+    that is not empty is refused (nothing is overwritten). The bundle is made in a temporary
+    folder beside ``out`` and renamed at the end: a failure leaves nothing behind."""
     from gdi.agent import resolve_checkpoint
+    from gdi.runtime.checkpoint import FORMAT_VERSION, checkpoint_controller_states
     from gdi.scores import load_run
 
     run_dir, out = Path(run_dir), Path(out)
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise FileExistsError(f"{out} exists and is not an empty folder; export into a new one "
                               "(nothing is overwritten)")
-    from gdi.runtime.checkpoint import FORMAT_VERSION, checkpoint_controller_states
-
     config, _, payload = resolve_checkpoint(run_dir)
-    evals = load_run(run_dir)
-    final = evals.final
     frames = int(payload["frames"])
-    if final.frames != frames:
+    evaluation = evaluation_at(load_run(run_dir), frames)
+    if evaluation is None:
         raise ValueError(
-            f"{run_dir}'s newest checkpoint is at {frames:,} frames but its last evaluation at "
-            f"{final.frames:,}: evaluate it first (gdi evaluate {run_dir}), so that the card's "
-            "score is the exported network's")
+            f"{run_dir} has no evaluation of its newest checkpoint ({frames:,} frames), which "
+            f"the model card's score must be: gdi evaluate {run_dir} plays one")
     # What acting needs: the network and each actor's E (no optimizer, no replay).
     lean = {"config": payload["config"], "frames": frames,
             "learner": {"net": payload["learner"]["net"], "steps": payload["learner"]["steps"]},
             "controllers": checkpoint_controller_states(payload, config.num_actors)}
+    provenance = json.loads((run_dir / "config.json").read_text()).get("provenance", {})
     try:
-        out.mkdir(parents=True, exist_ok=True)
-        (out / CHECKPOINT_DIR).mkdir()
-        (out / EVAL_DIR).mkdir()
-        checkpoint = out / CHECKPOINT_DIR / checkpoint_name(frames)
-        atomic_write(checkpoint, lambda h: torch.save({"format": FORMAT_VERSION, **lean}, h))
-        shutil.copy2(run_dir / "config.json", out / "config.json")
-        shutil.copy2(final.path, out / EVAL_DIR / final.path.name)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        work = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".partial", dir=out.parent))
     except OSError as err:
         raise StorageError(f"could not write the bundle {out}: {why_not_writable(out, err)}") \
             from None
-    replay = None
-    if video:
-        from gdi.video.enjoy import enjoy
+    try:
+        (work / CHECKPOINT_DIR).mkdir()
+        (work / EVAL_DIR).mkdir()
+        name = checkpoint_name(frames)
+        atomic_write(work / CHECKPOINT_DIR / name,
+                     lambda h: torch.save({"format": FORMAT_VERSION, **lean}, h))
+        shutil.copy2(run_dir / "config.json", work / "config.json")
+        shutil.copy2(evaluation.path, work / EVAL_DIR / evaluation.path.name)
+        replay = None
+        if video:
+            from gdi.video.enjoy import enjoy
 
-        played = enjoy(out, episodes=1, video=out / "replay.gif", max_steps=VIDEO_STEPS)
-        replay = played.video
-    card = out / "README.md"
-    provenance = json.loads((run_dir / "config.json").read_text()).get("provenance", {})
-    text = model_card(config, final, frames, replay, provenance)
-    atomic_write(card, lambda h: h.write(text), binary=False)
-    return Bundle(out, checkpoint, replay, card)
+            played = enjoy(work, episodes=1, video=work / "replay.gif", max_steps=VIDEO_STEPS)
+            replay = played.video.name if played.video is not None else None
+        text = model_card(config, evaluation, frames, replay, provenance)
+        atomic_write(work / "README.md", lambda h: h.write(text), binary=False)
+        if out.exists():
+            out.rmdir()  # empty, checked above
+        work.rename(out)
+    except OSError as err:
+        raise StorageError(f"could not write the bundle {out}: {why_not_writable(out, err)}") \
+            from None
+    finally:
+        shutil.rmtree(work, ignore_errors=True)  # gone already when renamed
+    return Bundle(out, out / CHECKPOINT_DIR / name, out / replay if replay else None,
+                  out / "README.md")
 
 
-def model_card(config: Config, final, frames: int, replay: Path | None,
+def evaluation_at(evals, frames: int):
+    """The run's evaluation of the network at ``frames``: its own (training's final one),
+    else a ``gdi evaluate`` of that checkpoint; None when neither exists."""
+    for record in (*reversed(evals.own), *reversed(evals.evaluated_later)):
+        if record.frames == frames:
+            return record
+    return None
+
+
+def model_card(config: Config, final, frames: int, replay: str | None,
                provenance: dict) -> str:
     """The bundle's README.md: Hugging Face model-card front matter, then what the agent is,
     its score, how to use it and how it was trained."""
@@ -159,11 +177,11 @@ def model_card(config: Config, final, frames: int, replay: Path | None,
         + (f", ALE protocol `{config.protocol}`" if env.startswith("ale:") else "") + ".", "",
         "## Evaluation", "",
         f"Mean return {mean:.2f} ± {std:.2f} (standard deviation) over {len(returns)} episodes "
-        f"at {final.frames:,} frames, the run's final evaluation (`{EVAL_DIR}/"
+        f"at {final.frames:,} frames, the evaluation of this network (`{EVAL_DIR}/"
         f"{final.path.name}`): {final.policy}.", "",
     ]
     if replay is not None:
-        lines += [f"![one episode of the agent]({replay.name})", ""]
+        lines += [f"![one episode of the agent]({replay})", ""]
     lines += [
         "## Use", "",
         "```bash",

@@ -12,10 +12,11 @@ evaluations write it, so a failed episode can be traced to its λ).
 ``frames`` counts environment frames including action repeats at the time of the evaluation
 (the paper's training scale, App. "Training Scale"). Periodic evaluation during training writes
 ``eval/frames_<frames:012d>.json`` (:func:`periodic_eval_name`); ``gdi evaluate`` writes
-``eval/<checkpoint-name>.json``. The learning curve is every eval file sorted by frames; the
-final score is the file with the most frames, a tie going to the later-written ``gdi
-evaluate`` file (App. "Experiment Details": the undiscounted episode returns averaged over the
-evaluation episodes).
+``eval/<checkpoint-name>.json``. The learning curve and the final score are the run's own
+evaluations (periodic and final, :attr:`RunEvals.own`): the final score is the one with the most
+frames (App. "Experiment Details": the undiscounted episode returns averaged over the
+evaluation episodes); ``gdi evaluate`` files are :attr:`RunEvals.evaluated_later`, reported as
+such, unless a run has no evaluation of its own.
 """
 
 from __future__ import annotations

@@ -70,3 +70,33 @@ def test_the_training_command_sets_what_differs_from_the_preset():
                               "--seed 2 --frames 1000000 --set ")
     assert "learning_rate=0.001" in command and "backend" not in command
     assert "'meta_kwargs={" in command and '"accuracies":[0.5,0.5,0.05]' in command
+
+
+def test_a_newest_checkpoint_without_its_evaluation_is_refused_until_evaluated(
+        run, tmp_path, capsys):
+    import shutil
+
+    copy = tmp_path / "copy"
+    shutil.copytree(run, copy)
+    for evaluation in (copy / "eval").glob("frames_000000000808.json"):
+        evaluation.unlink()  # as if stopped after the checkpoint, before its evaluation
+    err = one_line_error(["export", str(copy), str(tmp_path / "b"), "--no-video"], capsys)
+    assert "has no evaluation of its newest checkpoint (808 frames)" in err
+    assert not (tmp_path / "b").exists()
+    main(["evaluate", str(copy), "--episodes", "2"])
+    main(["export", str(copy), str(tmp_path / "b"), "--no-video"])
+    assert (tmp_path / "b" / "eval" / "ckpt_000000000808.json").is_file()
+
+
+def test_a_failed_export_leaves_nothing(run, tmp_path, monkeypatch):
+    from gdi.atomic import StorageError
+    from gdi.export import export_agent
+    from gdi.video import enjoy
+
+    def disk_full(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(enjoy, "enjoy", disk_full)
+    with pytest.raises(StorageError, match=r"could not write the bundle .*No space left"):
+        export_agent(run, tmp_path / "bundle")
+    assert list(tmp_path.iterdir()) == []  # no bundle, no partial folder

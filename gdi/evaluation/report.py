@@ -118,13 +118,14 @@ def group_labels(runs: Sequence[RunEvals]) -> dict[Path, str]:
     seed (and where and how it ran, ``NOT_WHAT_IT_LEARNS``). Runs of another budget or another
     ``--set learning_rate`` are another experiment, never more seeds of this one: four seed-0
     runs of four budgets are four groups of one seed, not "4 seeds" with a confidence interval
-    across them. The label is the preset, with the settings in which its runs differ, e.g.
-    ``gdi-i3 (2M frames)`` or ``gdi-i3 (learning_rate=0.001)``."""
-    by_preset: dict[str, list[RunEvals]] = {}
+    across them. The label is the preset, with the settings in which its runs on one
+    environment differ, e.g. ``gdi-i3 (2M frames)`` or ``gdi-i3 (learning_rate=0.001)``
+    (runs on other environments are compared per game anyway, and their scales differ)."""
+    by_preset: dict[tuple[str, str], list[RunEvals]] = {}
     for run in runs:
-        by_preset.setdefault(run.preset, []).append(run)
+        by_preset.setdefault((run.preset, run.env), []).append(run)
     labels = {}
-    for preset, members in by_preset.items():
+    for (preset, _), members in by_preset.items():
         keys = sorted({k for r in members for k in r.config} - NOT_WHAT_IT_LEARNS
                       - {"preset", "env"})
         # A field missing from some config.json (written before the field existed) is not a
@@ -162,7 +163,7 @@ def _curves_section(
     seed: int
 ) -> list[str]:
     envs = list(dict.fromkeys(run.env for run in runs))
-    panels, run_rows, band_rows = [], [], []
+    panels, run_rows, band_rows, training_rows = [], [], [], []
     for env in envs:
         by_group = _groups([r for r in runs if r.env == env], labels)
         curves, means, training = {}, {}, {}
@@ -174,6 +175,8 @@ def _curves_section(
                 trained = training_return(run.run_dir)
                 if trained is not None:
                     training.setdefault(label, []).append(plots.Curve(*trained))
+                    training_rows += [[label, env, run.seed, run.name, int(f), float(r)]
+                                      for f, r in zip(*trained, strict=True)]
                 run_rows += [
                     [label, env, run.seed, run.name, int(f), float(r)]
                     for f, r in zip(frames, returns, strict=True)
@@ -199,6 +202,9 @@ def _curves_section(
         ["group", "env", "frames", "mean", "ci_low", "ci_high", "n_runs"],
         band_rows,
     )
+    if training_rows:
+        files.csv("training_returns.csv",
+                  ["group", "env", "seed", "run", "frames", "training_return"], training_rows)
     png = plots.learning_curves(panels, files.path("learning_curves.png"))
     return [
         "## Learning curves",
@@ -207,7 +213,8 @@ def _curves_section(
         "per seed, the mean over seeds on the frames every seed reached and its 95% bootstrap "
         f"confidence band (rliable, {min(reps, CURVE_REPS)} resamples); dotted, each run's "
         "training return from its metrics.jsonl (the mean of its last 100 training episodes, "
-        "played as it acts). Numbers: `learning_curves.csv`, `learning_curves_band.csv`.",
+        "played as it acts). Numbers: `learning_curves.csv`, `learning_curves_band.csv`"
+        + (", `training_returns.csv`" if training_rows else "") + ".",
         "",
         f"![learning curves]({png.name})",
         "",

@@ -88,21 +88,31 @@ def _read_windows(actor_id: int, incarnation: int, channel: Connection,
                 # The sender died: before its window was whole, or before it was taken (its
                 # shared-memory handle went with it). Nothing more comes from this process.
                 break
+            except Exception as err:  # a window that does not unpickle: the actor failed
+                arrived.put((actor_id, incarnation,
+                             f"its window could not be read: {type(err).__name__}: {err}"))
+                break
             arrived.put((actor_id, incarnation, content))
     finally:
         channel.close()
         arrived.put((actor_id, incarnation, _END_OF_PIPE))
 
 
-def _end_process(process, grace_s: float = TERMINATE_GRACE_S) -> None:
-    """SIGTERM, then SIGKILL if the process has not ended within ``grace_s`` (a stopped
-    process leaves SIGTERM pending until it is continued; SIGKILL ends it anyway)."""
-    if process.is_alive():
-        process.terminate()
+def _end_processes(processes, grace_s: float = TERMINATE_GRACE_S) -> None:
+    """SIGTERM to all, then SIGKILL to those not ended within ``grace_s`` (a stopped process
+    leaves SIGTERM pending until it is continued; SIGKILL ends it anyway): a few seconds
+    however many there are."""
+    for process in processes:
+        if process.is_alive():
+            process.terminate()
+    deadline = time.monotonic() + grace_s
+    for process in processes:
+        process.join(timeout=max(0.0, deadline - time.monotonic()))
+    for process in processes:
+        if process.is_alive():
+            process.kill()
+    for process in processes:
         process.join(timeout=grace_s)
-    if process.is_alive():
-        process.kill()
-    process.join(timeout=grace_s)
 
 
 def _exit_when_orphaned(parent_pid: int) -> None:
@@ -201,7 +211,7 @@ class LocalBackend(ParallelBackend):
 
     def _discard(self, i: int) -> None:
         old, self.processes[i] = self.processes[i], None  # None until it is launched again
-        _end_process(old)  # its reader then sees the end of the pipe and stops
+        _end_processes([old])  # its reader then sees the end of the pipe and stops
         self.busy[i] = False  # the window it owed is lost: the driver asks again
 
     @property
@@ -263,7 +273,6 @@ class LocalBackend(ParallelBackend):
         deadline = time.monotonic() + 2 * TERMINATE_GRACE_S
         while any(p.is_alive() for p in processes) and time.monotonic() < deadline:
             time.sleep(0.05)
-        for process in processes:
-            _end_process(process)
+        _end_processes(processes)
         for reader in self.readers:
             reader.join(timeout=TERMINATE_GRACE_S)

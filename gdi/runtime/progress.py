@@ -29,7 +29,8 @@ def short_title(title: str, width: int = TITLE_WIDTH) -> str:
 
 class TrainingProgress:
     """Fields: frames done of the budget; frames/s since the first window of experience
-    arrived (start-up excluded: until a second update there is no rate, shown as -); the time
+    arrived (start-up excluded: until a second update there is no rate, shown as - in a log,
+    0 on the bar, whose own time-left column waits for a rate too); the time
     left at that rate; the mean return of the last 100 training episodes (as the actors play,
     λ ~ P_Λ); the policy lag, how many learner updates older the parameters that acted a
     batch's data were than those that learn from it (docs/getting-started.md)."""

@@ -334,6 +334,7 @@ class RayBackend(ParallelBackend):
             ready, _ = self.ray.wait([ref], timeout=0.0)
             if ready:
                 del self.placing[i]
+                self._ready(i)  # a window asked during its placement is timed from now
             elif time.monotonic() >= deadline:
                 raise ActorFailure(
                     f"{what}; its replacement was not placed within {PLACEMENT_TIMEOUT_S:g} s: "
@@ -360,7 +361,6 @@ class RayBackend(ParallelBackend):
     def receive(self, block: bool) -> list[Window]:
         self._relaunch_failed()
         self._check_placing()
-        self._restart_silent_actors(skip=self.placing)
         if not self.pending:
             return []
         ready, _ = self.ray.wait(list(self.pending), num_returns=1,
@@ -381,6 +381,9 @@ class RayBackend(ParallelBackend):
             if incarnation == self.incarnations[actor_id]:
                 self._answered(actor_id)
             windows.append(window)
+        # After the windows that arrived are taken: an actor whose window waited in the object
+        # store while the driver was busy (a long evaluation) is not silent.
+        self._restart_silent_actors(skip=self.placing)
         return windows
 
     def _discard(self, i: int) -> None:

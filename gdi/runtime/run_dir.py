@@ -336,7 +336,10 @@ def check_wandb(config: Config) -> None:
     Weights & Biases is not installed."""
     import importlib.util
 
-    if config.wandb_project and importlib.util.find_spec("wandb") is None:
+    spec = importlib.util.find_spec("wandb") if config.wandb_project else None
+    # A folder named wandb/ (W&B's own output folder) in the working directory is found as a
+    # namespace package, with no origin: that is not the package.
+    if config.wandb_project and (spec is None or spec.origin is None):
         raise ValueError(f"wandb_project={config.wandb_project!r} needs Weights & Biases, "
                          "which is not installed: pip install 'gdi-rl[wandb]' (or leave "
                          "wandb_project empty)")
@@ -355,12 +358,22 @@ class WandbRun:
             run_id = id_file.read_text().strip()
         else:
             run_id = secrets.token_hex(6)  # W&B ids: lowercase letters and digits
-            atomic_write(id_file, lambda handle: handle.write(run_id + "\n"), binary=False)
-        self._run = wandb.init(
-            project=project, id=run_id, resume="allow", name=run_dir.name, dir=str(run_dir),
-            config=config.to_dict() if config is not None else None,
-            settings=wandb.Settings(console="off", x_disable_stats=True),
-        )
+            try:
+                atomic_write(id_file, lambda handle: handle.write(run_id + "\n"), binary=False)
+            except OSError as err:
+                raise StorageError(f"could not write {id_file}: "
+                                   f"{why_not_writable(id_file, err)}") from None
+        try:
+            self._run = wandb.init(
+                project=project, id=run_id, resume="allow", name=run_dir.name,
+                dir=str(run_dir), config=config.to_dict() if config is not None else None,
+                settings=wandb.Settings(console="off", x_disable_stats=True),
+            )
+        except Exception as err:  # no API key, no network, a bad project name
+            reason = " ".join(str(err).split())[:200] or type(err).__name__
+            raise ValueError(f"Weights & Biases could not start the run ({reason}); log in "
+                             "(wandb login), set WANDB_MODE=offline, or leave wandb_project "
+                             "empty") from None
         self._run.define_metric("frames")
         self._run.define_metric("*", step_metric="frames")
 

@@ -109,7 +109,7 @@ def check_resumable(config: Config, payload: dict, run_dir: Path) -> list[str]:
     frames = int(payload["frames"])
     notes = []
     if frames >= config.frames:
-        if final_evaluation_recorded(run_dir, frames):
+        if final_evaluation_recorded(run_dir, frames) or saved.frames != config.frames:
             raise ValueError(
                 f"{run_dir} already finished at {frames:,} frames (budget {config.frames:,}); "
                 "to train on, extend the budget: gdi train --resume RUN --frames N"

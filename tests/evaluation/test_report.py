@@ -381,3 +381,6 @@ def test_training_return_is_drawn_beside_the_evaluations_and_one_point_is_marked
     assert training.frames.tolist() == [5_000, 10_000]
     assert plots._marker(drawn[0].runs["gdi-i3"][0]) == {"marker": "o", "markersize": 3.5}
     assert "dotted, each run's training return" in report.markdown.read_text()
+    rows = list(csv.DictReader((report.out_dir / "training_returns.csv").open()))
+    assert [(r["frames"], r["training_return"]) for r in rows] == [("5000", "1.0"),
+                                                                  ("10000", "2.5")]

@@ -195,6 +195,16 @@ def test_a_stop_during_the_final_evaluation_is_played_on_resume(tmp_path, monkey
         train(config, cut.run_dir, resume=True, show_progress=False, tensorboard=False)
 
 
+def test_a_budget_cut_below_the_frames_reached_is_refused_not_evaluated(tmp_path):
+    # Only a run stopped during its final evaluation at its own budget plays it on resume; a
+    # run resumed with a budget below what it reached is refused, as before.
+    config = tiny_config(frames=800, eval_every=0)
+    cut = train_until(config, tmp_path / "run", 400)
+    with pytest.raises(ValueError, match=r"already finished at \d+ frames \(budget 200\)"):
+        train(config.replace(frames=200), cut.run_dir, resume=True, show_progress=False,
+              tensorboard=False)
+
+
 def test_run_folder_is_never_overwritten(tmp_path, capsys):
     run = tmp_path / "exists"
     run.mkdir()
