@@ -192,14 +192,38 @@ class Normalized:
     per_game: np.ndarray
     """Mean over seeds of the normalized final return, per game."""
     aggregate: Interval
-    """Mean over games (and seeds) with its 95 % stratified-bootstrap interval."""
+    """Mean over games of the ratio of means, with its 95 % bootstrap interval in which the
+    seeds of both cells are resampled (:func:`ratio_interval`)."""
+
+
+def ratio_interval(runs: np.ndarray, baseline: np.ndarray, reps: int, seed: int) -> Interval:
+    """Mean over games of (mean over seeds of ``runs``) / (mean over seeds of ``baseline``)
+    (each ``seeds × games``; the cells may have different seeds), with a 95 % percentile
+    bootstrap interval that resamples the seeds of *both* cells (scipy.stats.bootstrap): a
+    baseline's own spread belongs in a relative comparison (holding its mean fixed made the
+    intervals too narrow, and the baseline against itself a point)."""
+    from scipy.stats import bootstrap
+
+    def statistic(a, b, axis=-1):
+        # scipy hands each sample as (games, [resamples,] seeds): the seeds last, the games
+        # first.
+        return np.mean(np.mean(a, axis=axis) / np.mean(b, axis=axis), axis=0)
+
+    point = float(np.mean(runs.mean(axis=0) / baseline.mean(axis=0)))
+    if len(runs) < 2 or len(baseline) < 2:  # one seed: nothing to resample, as before
+        return Interval(point, point, point)
+    result = bootstrap((runs, baseline), statistic, n_resamples=reps, axis=0,
+                       method="percentile", random_state=seed, vectorized=True)
+    return Interval(point, float(result.confidence_interval.low),
+                    float(result.confidence_interval.high))
 
 
 def normalized_by_baseline(finals: dict[tuple[str, str], tuple], reps: int,
                            seed: int) -> tuple[list[Normalized], list[str]]:
-    """Ablation (a): per preset, a seeds × games matrix of final return / GDI-I³'s mean final
-    return on the game, on the games where GDI-I³'s mean is positive and the seeds the preset
-    has on all of them. Returns the results and notes on what was left out."""
+    """Ablation (a): per preset, its mean final return over GDI-I³'s on each game where
+    GDI-I³'s mean is positive (the seeds the preset has on all of them), and the mean of these
+    ratios over games with a bootstrap interval over both cells' seeds. Returns the results
+    and notes on what was left out."""
     notes = []
     reference = {g: float(np.mean(v[1])) for (g, p), v in finals.items() if p == BASELINE}
     games = [g for g, ref in reference.items() if ref > 0]
@@ -219,10 +243,14 @@ def normalized_by_baseline(finals: dict[tuple[str, str], tuple], reps: int,
         if not common:
             notes.append(f"{preset_label(preset)}: no seed finished on every game; left out")
             continue
-        matrix = np.array([[finals[(g, preset)][1][finals[(g, preset)][0].index(s)] /
-                            reference[g] for g in have] for s in common])
-        ci = aggregate_intervals({preset: matrix}, ("mean",), reps=reps, seed=seed)[preset]
-        results.append(Normalized(preset, have, common, matrix.mean(axis=0), ci["mean"]))
+        matrix = np.array([[finals[(g, preset)][1][finals[(g, preset)][0].index(s)]
+                            for g in have] for s in common])
+        base_seeds = sorted(set.intersection(*(set(finals[(g, BASELINE)][0]) for g in have)))
+        base = np.array([[finals[(g, BASELINE)][1][finals[(g, BASELINE)][0].index(s)]
+                          for g in have] for s in base_seeds])
+        per_game = matrix.mean(axis=0) / np.array([reference[g] for g in have])
+        results.append(Normalized(preset, have, common, per_game,
+                                  ratio_interval(matrix, base, reps, seed)))
     return results, notes
 
 
@@ -799,8 +827,9 @@ def build_report(root: Path, doc: Path, figures: Path, *, last: int = LAST_EVALS
         text += [
             '#### Ablation (paper Fig. "ablation study" (a))',
             "",
-            "Final return divided by GDI-I³'s mean final return on the same game, averaged over "
-            "games; 95% CI over the preset's seeds (GDI-I³'s mean held fixed).",
+            "Mean final return over GDI-I³'s mean final return on the same game, averaged over "
+            "games; 95% bootstrap CI resampling the seeds of both the preset and GDI-I³ (so "
+            "GDI-I³'s own row has an interval too: its seeds' spread).",
             "",
             f"![ablation]({_rel(png, doc)})",
             "",

@@ -129,7 +129,8 @@ def learning_curves(panels: Sequence[CurvePanel], path: Path) -> Path:
     for ax in axes.flat[len(panels) :]:
         ax.set_visible(False)
     fig.supxlabel("environment frames", fontsize=9)
-    fig.supylabel("return", fontsize=9)
+    fig.supylabel("return" if any(p.training for p in panels) else "evaluation return",
+                  fontsize=9)
     handles = [_legend_line(colors[g], 1.8, _group_legend(g, panels)) for g in groups]
     if any(len(p.runs[g]) > 1 for p in panels for g in p.runs):
         handles.append(_legend_line("#888888", 0.8, "one seed", alpha=0.6))
