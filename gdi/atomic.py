@@ -65,6 +65,16 @@ def why_not_writable(path: Path, err: OSError) -> str:
     return err.strerror or str(err)
 
 
+def write_text(path: str | os.PathLike, text: str) -> Path:
+    """Write ``text`` (UTF-8) to ``path`` atomically; a write that fails (a full disk, a
+    read-only folder) is a one-line :class:`StorageError` naming the file."""
+    path = Path(path)
+    try:
+        return atomic_write(path, lambda handle: handle.write(text), binary=False)
+    except OSError as err:
+        raise StorageError(f"could not write {path}: {why_not_writable(path, err)}") from None
+
+
 #: Bytes a probe writes to tell a folder with room from a full one (a full disk still lets an
 #: empty file be made).
 PROBE_BYTES = 64 * 1024

@@ -10,7 +10,7 @@ import math
 from collections.abc import Sequence
 from pathlib import Path
 
-from gdi.atomic import StorageError, atomic_write, probe_writable, why_not_writable
+from gdi.atomic import probe_writable, write_text
 
 
 class ReportFiles:
@@ -39,9 +39,4 @@ class ReportFiles:
 
     def text(self, name: str, text: str) -> Path:
         """Write a text file (UTF-8) atomically; a one-line StorageError when it cannot be."""
-        path = self.path(name)
-        try:
-            return atomic_write(path, lambda handle: handle.write(text), binary=False)
-        except OSError as err:
-            raise StorageError(f"could not write {path}: {why_not_writable(path, err)}") \
-                from None
+        return write_text(self.path(name), text)

@@ -22,7 +22,7 @@ import time
 from importlib import metadata
 from pathlib import Path
 
-from gdi.atomic import StorageError, atomic_write, why_not_writable
+from gdi.atomic import StorageError, atomic_write, why_not_writable, write_text
 from gdi.config import LABELS_DERIVED_ON_LOAD, Config
 
 PROVENANCE_PACKAGES = ("gdi-rl", "torch", "ale-py", "gymnasium", "minatar", "numpy")
@@ -230,12 +230,7 @@ def write_config(run_dir: Path, config: Config, env_settings: dict) -> None:
         "env_settings": env_settings,
         "provenance": provenance(),
     }
-    path = Path(run_dir) / "config.json"
-    text = json.dumps(record, indent=2, default=list) + "\n"
-    try:
-        atomic_write(path, lambda handle: handle.write(text), binary=False)
-    except OSError as err:
-        raise StorageError(f"cannot write {path}: {why_not_writable(path, err)}") from None
+    write_text(Path(run_dir) / "config.json", json.dumps(record, indent=2, default=list) + "\n")
 
 
 def read_config(run_dir: Path) -> tuple[Config, dict]:
@@ -358,11 +353,7 @@ class WandbRun:
             run_id = id_file.read_text().strip()
         else:
             run_id = secrets.token_hex(6)  # W&B ids: lowercase letters and digits
-            try:
-                atomic_write(id_file, lambda handle: handle.write(run_id + "\n"), binary=False)
-            except OSError as err:
-                raise StorageError(f"could not write {id_file}: "
-                                   f"{why_not_writable(id_file, err)}") from None
+            write_text(id_file, run_id + "\n")
         try:
             self._run = wandb.init(
                 project=project, id=run_id, resume="allow", name=run_dir.name,
