@@ -34,6 +34,17 @@ _CHECK_DEVICE: contextvars.ContextVar[bool] = contextvars.ContextVar("check_devi
 #: config saved before they existed lacks them (``scale``: the environment kind's).
 LABELS_DERIVED_ON_LOAD = ("scale",)
 
+#: Fields that say where and how a run runs (its machine, backend, threads, fault budgets,
+#: checkpoints, tracking), never what it learns: a resume may change them
+#: (``gdi.runtime.wiring.RESUMABLE_FIELDS``) and runs that differ only in them are seeds of one
+#: agent (``gdi.evaluation.report.group_labels``).
+PLACEMENT_FIELDS = (
+    "backend", "ray_address", "ray_cpus_per_actor", "ray_placement", "torch_threads",
+    "learner_compile", "learner_device", "actor_device", "actor_failures_max",
+    "actor_failure_window_s", "actor_timeout_s", "checkpoint_every_s", "wandb_project",
+    "checkpoint_every_frames", "keep_checkpoints",
+)
+
 
 @dataclass(frozen=True)
 class Config:

@@ -53,10 +53,10 @@ def training_command(config: Config) -> str:
     from gdi.presets import resolve_config
 
     base = resolve_config(config.preset, config.env, config.scale, frames=config.frames,
-                          seed=config.seed)
+                          seed=config.seed).to_dict()
     sets = []
     for name, value in config.to_dict().items():
-        if name in NOT_IN_THE_COMMAND or value == base.to_dict().get(name):
+        if name in NOT_IN_THE_COMMAND or value == base.get(name):
             continue
         text = json.dumps(value, separators=(",", ":")) if isinstance(value, list | dict) \
             else str(value)

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
+from gdi.config import PLACEMENT_FIELDS
 from gdi.evaluation import markdown, plots
 from gdi.evaluation.aggregates import REPS, aggregate_intervals
 from gdi.evaluation.atari_report import write_atari_section
@@ -95,12 +96,8 @@ def _env_title(env: str) -> str:
 #: config.json entries that say who a run is or where and how it ran, never what it learned:
 #: runs that differ only in these are seeds of one agent.
 NOT_WHAT_IT_LEARNS = frozenset({
-    "seed", "name", "provenance", "env_settings", "backend", "ray_address",
-    "ray_cpus_per_actor", "ray_placement", "torch_threads", "learner_compile",
-    "learner_device", "actor_device", "actor_failures_max", "actor_failure_window_s",
-    "actor_timeout_s", "skipped_updates_max", "log_every", "checkpoint_every_s",
-    "checkpoint_every_frames", "keep_checkpoints", "eval_every", "eval_episodes",
-    "wandb_project",
+    "seed", "name", "provenance", "env_settings", "skipped_updates_max", "log_every",
+    "eval_every", "eval_episodes", *PLACEMENT_FIELDS,
 })
 
 

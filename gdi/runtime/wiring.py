@@ -21,7 +21,7 @@ import torch
 from rich.console import Console
 
 from gdi.atomic import StorageError
-from gdi.config import Config, check_learner_device
+from gdi.config import PLACEMENT_FIELDS, Config, check_learner_device
 from gdi.envs import resolve_env
 from gdi.policy_space import get_policy_space
 from gdi.runtime.backend import backend_class
@@ -52,13 +52,7 @@ from gdi.runtime.trainer import Trainer, final_evaluation_recorded
 #: larger ``frames`` extends the budget (the annealed schedules follow the new budget, see
 #: docs/paper-choices.md); another ``backend`` continues the run there (the checkpoint format
 #: is the same for every backend).
-RESUMABLE_FIELDS = (
-    "frames", "backend", "ray_address", "ray_cpus_per_actor", "ray_placement", "torch_threads",
-    "learner_compile",
-    "learner_device", "actor_device", "actor_failures_max", "actor_failure_window_s",
-    "actor_timeout_s", "checkpoint_every_s", "wandb_project",
-    "checkpoint_every_frames", "keep_checkpoints",
-)
+RESUMABLE_FIELDS = ("frames", *PLACEMENT_FIELDS)
 
 
 @dataclass(frozen=True)
