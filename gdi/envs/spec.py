@@ -367,10 +367,10 @@ def _canonical_name(kind: str, name: str, spec: str) -> str:
     import gymnasium
 
     if ":" in name:  # Gymnasium's own "module:EnvId": the module registers the id on import
-        import_registering_module(name, spec)
-        if name.split(":", 1)[1] in gymnasium.registry:
-            return name
         module, env_id = name.split(":", 1)
+        import_registering_module(module, spec)
+        if env_id in gymnasium.registry:
+            return name
         raise ValueError(
             f"module {module!r} in {spec!r} was imported but registers no Gymnasium id "
             f"{env_id!r}{_close(env_id, sorted(gymnasium.registry))}; register it there with "
@@ -383,13 +383,12 @@ def _canonical_name(kind: str, name: str, spec: str) -> str:
     )
 
 
-def import_registering_module(name: str, spec: str) -> None:
+def import_registering_module(module: str, spec: str) -> None:
     """Import the module of a ``module:EnvId`` Gymnasium name (as ``gymnasium.make`` does),
     from wherever Python finds it: installed, on PYTHONPATH, or in the current folder (the
     CLI appends it to ``sys.path``). ValueError of one line when it cannot be imported."""
     import importlib
 
-    module = name.split(":", 1)[0]
     try:
         importlib.import_module(module)
     except ImportError as err:

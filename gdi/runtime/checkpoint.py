@@ -13,7 +13,6 @@ passed over. Nothing is ever deleted on the user's behalf except checkpoints old
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import torch
@@ -67,8 +66,7 @@ def save_checkpoint(run_dir: Path, frames: int, payload: dict, keep: int) -> Pat
 def load_checkpoint(path: Path) -> dict:
     path = Path(path)
     if path.is_symlink() and not path.exists():
-        raise ValueError(f"checkpoint {path} is a link to a missing file "
-                         f"({os.readlink(path)})")
+        raise ValueError(f"checkpoint {path} is a link to a missing file ({path.readlink()})")
     if path.is_dir():
         raise ValueError(f"checkpoint {path} is a folder, not a checkpoint file")
     if not path.is_file():

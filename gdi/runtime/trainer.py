@@ -31,19 +31,13 @@ from gdi.runtime.reservoir import StageReservoir
 from gdi.runtime.run_dir import MetricsWriter
 from gdi.runtime.sequences import SequenceBatch
 from gdi.runtime.steps import StepChunk
-from gdi.scores import write_eval_file
-
-
-def evaluation_name(frames: int) -> str:
-    """The name of the run's own evaluation at ``frames`` (``eval/<name>.json``): periodic,
-    and the final one at the budget's frames."""
-    return f"frames_{frames:012d}"
+from gdi.scores import periodic_eval_name, write_eval_file
 
 
 def final_evaluation_recorded(run_dir: Path, frames: int) -> bool:
     """Whether the run's evaluation at ``frames`` was recorded (a stop during the final
     evaluation records nothing: a resume plays it)."""
-    return (Path(run_dir) / EVAL_DIR / f"{evaluation_name(frames)}.json").is_file()
+    return (Path(run_dir) / EVAL_DIR / f"{periodic_eval_name(frames)}.json").is_file()
 
 
 class Trainer:
@@ -307,7 +301,7 @@ class Trainer:
         if results is None:
             self._timers["eval"] += time.perf_counter() - start
             return None
-        name = name or evaluation_name(self.frames)
+        name = name or periodic_eval_name(self.frames)
         write_eval_file(
             self.run_dir, name, checkpoint=name, frames=self.frames, env=self.config.env,
             policy=POLICY_DESCRIPTION, seed=seed, episodes=results,
