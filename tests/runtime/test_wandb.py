@@ -14,6 +14,12 @@ def offline_runs(run_dir):
     return sorted((run_dir / "wandb").glob("offline-run-*"))
 
 
+def holds_run(folder, run_id):
+    """W&B names an offline folder offline-run-<time>-<id>, with -1, -2 ... added when two
+    starts fall in the same second (a quick resume does): the log file inside names the run."""
+    return (folder / f"run-{run_id}.wandb").is_file()
+
+
 def test_a_run_and_its_resume_are_one_offline_wandb_run(tmp_path, monkeypatch):
     monkeypatch.setenv("WANDB_MODE", "offline")
     monkeypatch.setenv("WANDB_SILENT", "true")
@@ -22,7 +28,7 @@ def test_a_run_and_its_resume_are_one_offline_wandb_run(tmp_path, monkeypatch):
     train_until(config, run_dir, 400)  # interrupted, as a Ctrl-C would
     run_id = (run_dir / WANDB_ID_FILE).read_text().strip()
     (first,) = offline_runs(run_dir)
-    assert first.name.endswith(run_id)
+    assert holds_run(first, run_id)
     # W&B's offline log (protobuf records, to upload with `wandb sync`) holds the config and
     # the metrics rows: their keys and values are in it as written.
     log = (first / f"run-{run_id}.wandb").read_bytes()
@@ -31,7 +37,7 @@ def test_a_run_and_its_resume_are_one_offline_wandb_run(tmp_path, monkeypatch):
 
     train(config, run_dir, resume=True, show_progress=False, tensorboard=False)
     runs = offline_runs(run_dir)
-    assert len(runs) == 2 and all(r.name.endswith(run_id) for r in runs)  # the same W&B run
+    assert len(runs) == 2 and all(holds_run(r, run_id) for r in runs)  # the same W&B run
     log = (runs[-1] / f"run-{run_id}.wandb").read_bytes()
     assert b"eval/mean_return" in log  # the resumed part: to the end, final evaluation too
 
