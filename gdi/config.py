@@ -100,12 +100,18 @@ class Config:
     lstm_units: int = 256
     """Units of the LSTM core."""
     head_hidden: int = 0
-    """Hidden ReLU units of the A and V heads (R2D2's dueling heads: 512); 0: linear heads."""
+    """Hidden ReLU units of the A and V heads (and of L, policy_head=separate; R2D2's dueling
+    heads: 512); 0: linear heads."""
     families: int = 1
     """Parameter families: 1 for GDI-I (θ₁ = θ₂), 2 for GDI-H (θ₁ ≠ θ₂), K for LASER-like;
     the policy space says which it acts with."""
     aux_tasks: bool = True
     """Auxiliary forward and inverse dynamics tasks (paper table: yes)."""
+    policy_head: Literal["advantage", "separate"] = "advantage"
+    """What π_λ's logits are: advantage (the paper: A itself, so π_λ = softmax(A/τ) and the
+    policy gradient and the Q loss both train A) or separate (a policy head L beside A and V,
+    as ACER's beside its Q head: π_λ = softmax(L/τ), the policy gradient trains L, the Q loss
+    A; not in the paper)."""
 
     # --- operator T ----------------------------------------------------------------------------
     burn_in: int = 40
@@ -316,10 +322,11 @@ def _validate(cfg: Config) -> None:
     if not 0 <= cfg.pg_clip < 1:
         raise ValueError(f"pg_clip must be in [0, 1) (0: the paper's policy gradient), got "
                          f"{cfg.pg_clip!r}")
-    norms = typing.get_args(typing.get_type_hints(Config)["pg_advantage_norm"])
-    if cfg.pg_advantage_norm not in norms:
-        raise ValueError(f"pg_advantage_norm must be one of {', '.join(norms)}, got "
-                         f"{cfg.pg_advantage_norm!r}")
+    for name in ("pg_advantage_norm", "policy_head"):
+        allowed = typing.get_args(typing.get_type_hints(Config)[name])
+        if getattr(cfg, name) not in allowed:
+            raise ValueError(f"{name} must be one of {', '.join(allowed)}, got "
+                             f"{getattr(cfg, name)!r}")
     if cfg.backend == "ray" and cfg.actor_device != "cpu":
         raise ValueError(
             f"actor_device={cfg.actor_device!r} needs the local or inline backend: Ray actors "
@@ -521,7 +528,8 @@ def field_docs() -> dict[str, str]:
     for node, following in itertools.pairwise(body):
         if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
             if isinstance(following, ast.Expr) and isinstance(following.value, ast.Constant):
-                docs[node.target.id] = str(following.value.value).strip()
+                # One paragraph: the source's line breaks and indentation are not the text's.
+                docs[node.target.id] = " ".join(str(following.value.value).split())
     for name, choices in registered_choices().items():
         docs[name] += " One of: " + "; ".join(choices) + "."
     return docs

@@ -161,6 +161,9 @@ class LossOutputs(NamedTuple):
     adv: torch.Tensor  # [F, T+1, B, A] advantages per family; index T is the bootstrap state
     value: torch.Tensor  # [F, T+1, B] state values per family
     aux_losses: dict[str, torch.Tensor]  # reduced scalar auxiliary losses (may be empty)
+    # [F, T+1, B, A] π_λ's logits when the network has a policy head of its own beside A
+    # (policy_head="separate"); None: π_λ reads A, as in the paper.
+    logits: torch.Tensor | None = None
 
 
 def _check_inputs(
@@ -225,6 +228,12 @@ def _check_inputs(
         )
     if not value.is_floating_point():
         raise ValueError(f"outputs.value must be a floating-point tensor, got dtype {value.dtype}")
+    logits = outputs.logits
+    if logits is not None and (not isinstance(logits, torch.Tensor)
+                               or logits.shape != adv.shape or not logits.is_floating_point()):
+        got = tuple(logits.shape) if isinstance(logits, torch.Tensor) else type(logits)
+        raise ValueError(f"outputs.logits must be None or a float tensor shaped as outputs.adv "
+                         f"[F, T+1, B, A] = {tuple(adv.shape)}, got {got}")
     num_actions = adv.shape[-1]
     if bool((actions < 0).any()) or bool((actions >= num_actions).any()):
         raise ValueError(
@@ -262,7 +271,10 @@ def loss(
 
     * target policy π = π_λ(A_1, …, A_F) of ``config.policy_space`` with the λ each step was
       acted with (Eq. "soft entropy": A₁ = ``adv[0]``, A₂ = ``adv[F−1]``; LASER-like: the
-      family λ names); log ρ_t = log π(a_t) − log μ(a_t), detached;
+      family λ names); log ρ_t = log π(a_t) − log μ(a_t), detached. With
+      ``outputs.logits`` (a policy head beside A; not the paper) π_λ reads L_1 … L_F in place
+      of A_1 … A_F everywhere below: the policy gradient and the entropy reach L, and A is
+      trained by the Q loss alone;
     * for each family k, its own shaped rewards r_k = shape_k(r), plus γ·V_k(final
       observation) at steps a time limit cut (``truncation_bootstrap``), and:
       Q_k = Ā_k + V_k with Ā_k = A_k − E_π[A_k], π detached (Eq. "casa equ"), V_k detached
@@ -295,11 +307,14 @@ def loss(
     values = outputs.value[:, :num_steps]  # [F, T, B]
     bootstrap_values = outputs.value[:, num_steps]  # [F, B]
 
-    # log π_k: π_λ with gradient to family k's advantages only (F = 1: one family).
-    family_advs = list(adv.unbind(0))
+    # What π_λ reads: A (the paper) or the policy head's logits L.
+    logits = adv if outputs.logits is None else outputs.logits[:, :num_steps]
+
+    # log π_k: π_λ with gradient to family k's logits only (F = 1: one family).
+    family_logits = list(logits.unbind(0))
     family_log_policies = [
         space.log_probs(
-            [a if j == k else a.detach() for j, a in enumerate(family_advs)], batch.lambdas
+            [a if j == k else a.detach() for j, a in enumerate(family_logits)], batch.lambdas
         )
         for k in range(num_families)
     ]
@@ -309,7 +324,7 @@ def loss(
 
     # Entropy of the joint π_λ; with gradient to both families only when it is in the loss.
     if config.entropy_scale > 0 and num_families > 1:
-        entropy = _policy_entropy(space.log_probs(family_advs, batch.lambdas)).mean()
+        entropy = _policy_entropy(space.log_probs(family_logits, batch.lambdas)).mean()
     elif config.entropy_scale > 0:
         entropy = _policy_entropy(family_log_policies[0]).mean()
     else:
@@ -381,10 +396,15 @@ def loss(
         metrics[f"losses/policy{suffix}"] = policy_loss
         metrics[f"stats/vs_mean{suffix}"] = vs_means[-1]
         metrics[f"stats/q_target_mean{suffix}"] = q_target_means[-1]
-        # How hard π_λ can lean at a given 1/τ (its logits are A/τ), and what the policy
-        # gradient pushes with: a positive mean reinforces whatever was sampled.
+        # How hard π_λ can lean at a given 1/τ (its logits are A/τ, or L/τ with a policy
+        # head), and what the policy gradient pushes with: a positive mean reinforces
+        # whatever was sampled.
         family_adv = adv[family].detach()
         adv_spreads.append((family_adv.amax(-1) - family_adv.amin(-1)).mean())
+        if outputs.logits is not None:
+            family_logit = logits[family].detach()
+            metrics[f"stats/logit_spread{suffix}"] = (
+                family_logit.amax(-1) - family_logit.amin(-1)).mean()
         pg_advantage_means.append(raw_pg_advantages.mean())
         metrics[f"stats/adv_spread{suffix}"] = adv_spreads[-1]
         metrics[f"stats/pg_advantage_mean{suffix}"] = pg_advantage_means[-1]
@@ -402,6 +422,9 @@ def loss(
         total = total + config.aux_loss_scale * aux
         metrics[f"losses/aux/{name}"] = aux
 
+    if outputs.logits is not None:
+        metrics["stats/logit_spread"] = torch.stack(
+            [metrics[f"stats/logit_spread_f{f + 1}"] for f in range(num_families)]).mean()
     importance_weights = log_rhos.exp()
     metrics.update(
         {

@@ -9,7 +9,7 @@ and inverse dynamics). The runtime calls :func:`build` and the :class:`GDINetwor
 
 from gdi.nets.core import LSTMCore
 from gdi.nets.dynamics import ForwardDynamicsHead, InverseDynamicsHead
-from gdi.nets.network import FamilyNetwork, GDINetwork, NetOutputs, build
+from gdi.nets.network import POLICY_HEADS, FamilyNetwork, GDINetwork, NetOutputs, build
 from gdi.nets.torsos import (
     TORSOS,
     ImpalaDeepTorso,
@@ -21,6 +21,7 @@ from gdi.nets.torsos import (
 )
 
 __all__ = [
+    "POLICY_HEADS",
     "TORSOS",
     "FamilyNetwork",
     "ForwardDynamicsHead",

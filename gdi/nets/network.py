@@ -9,9 +9,15 @@ One family is, as in R2D2 (Kapturowski et al. 2019) on an IMPALA torso:
 
     obs[t] ── torso ── e_t ───────┐
     one-hot prev_action[t] ───────┼── LSTM ── h_t ──┬── head → A(s_t, ·)  [A]
-    prev_reward[t] ───────────────┘                 └── head → V(s_t)     [1]
+    prev_reward[t] ───────────────┘                 ├── head → V(s_t)     [1]
+                                                    └ (head → L(s_t, ·)   [A], policy_head="separate")
     (e_t, e_{t+1}, a_t) ── dynamics heads → predictions (training only; the losses are
                                              gdi.learning.auxiliary's)
+
+π_λ's logits are A itself in the paper (``policy_head="advantage"``: π_λ = softmax(A/τ)).
+``policy_head="separate"`` adds a third head L beside A and V, as ACER (Wang et al. 2017) keeps
+a policy head beside its Q head: π_λ is built from L, and A is left to the Q loss (not in the
+paper; docs/paper-choices.md). ``NetOutputs.logits`` is what π_λ reads either way.
 
 A head is one linear layer (``head_hidden=0``) or, as R2D2's dueling heads, a hidden ReLU
 layer of ``head_hidden`` units and then a linear layer. The paper does not describe its
@@ -33,6 +39,7 @@ as −1, or NaN, is never read).
 
 from __future__ import annotations
 
+import typing
 from numbers import Integral
 from typing import NamedTuple
 
@@ -40,11 +47,17 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from gdi.config import Config
 from gdi.nets.core import LSTMCore
 from gdi.nets.dynamics import ForwardDynamicsHead, InverseDynamicsHead
 from gdi.nets.torsos import TORSOS, check_init, make_torso, preprocess_observations
 
-__all__ = ["DynamicsPredictions", "FamilyNetwork", "GDINetwork", "NetOutputs", "build"]
+__all__ = ["POLICY_HEADS", "DynamicsPredictions", "FamilyNetwork", "GDINetwork", "NetOutputs",
+           "build"]
+
+#: What π_λ's logits are: A itself (the paper) or a policy head of their own beside A and V
+#: (``gdi.config.Config.policy_head``).
+POLICY_HEADS = typing.get_args(typing.get_type_hints(Config)["policy_head"])
 
 
 
@@ -54,6 +67,7 @@ class NetOutputs(NamedTuple):
     adv: torch.Tensor  # [F, T, B, A] advantages A_θf(s_t, ·)
     value: torch.Tensor  # [F, T, B] V_θf(s_t)
     embedding: torch.Tensor  # [F, T, B, E] torso outputs e_t, input of the dynamics heads
+    logits: torch.Tensor  # [F, T, B, A] what π_λ reads: ``adv`` itself, or the policy head L
 
 
 class DynamicsPredictions(NamedTuple):
@@ -65,7 +79,8 @@ class DynamicsPredictions(NamedTuple):
 
 
 class FamilyNetwork(nn.Module):
-    """One parameter family θ_f: torso, LSTM core, A and V heads, optional dynamics heads."""
+    """One parameter family θ_f: torso, LSTM core, A and V heads, optional policy head L and
+    dynamics heads."""
 
     def __init__(
         self,
@@ -77,6 +92,7 @@ class FamilyNetwork(nn.Module):
         torso_kwargs: dict,
         head_hidden: int = 0,
         torso_init: str = "auto",
+        policy_head: str = "advantage",
     ):
         super().__init__()
         self.torso = make_torso(torso, obs_shape, init=torso_init, **torso_kwargs)
@@ -85,6 +101,8 @@ class FamilyNetwork(nn.Module):
         self.core = LSTMCore(self.embedding_size + num_actions + 1, lstm_units)
         self.adv_head = _head(lstm_units, head_hidden, num_actions)
         self.value_head = _head(lstm_units, head_hidden, 1)
+        if policy_head == "separate":
+            self.policy_head = _head(lstm_units, head_hidden, num_actions)
         if aux:
             self.inverse_dynamics = InverseDynamicsHead(self.embedding_size, num_actions)
             self.forward_dynamics = ForwardDynamicsHead(self.embedding_size, num_actions)
@@ -95,14 +113,16 @@ class FamilyNetwork(nn.Module):
         action_reward: torch.Tensor,
         reset: torch.Tensor,
         state: torch.Tensor,
-    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
         """``x [T·B, *obs_shape]`` preprocessed, ``action_reward [T, B, A + 1]``, ``reset [T, B]``,
         ``state [B, 2, H]`` → adv ``[T, B, A]``, value ``[T, B]``, embedding ``[T, B, E]``,
-        state ``[B, 2, H]``."""
+        logits ``[T, B, A]`` (adv itself without a policy head), state ``[B, 2, H]``."""
         num_steps, batch = reset.shape
         embedding = self.torso(x).view(num_steps, batch, self.embedding_size)
         core_out, state = self.core(torch.cat((embedding, action_reward), dim=-1), reset, state)
-        return self.adv_head(core_out), self.value_head(core_out)[..., 0], embedding, state
+        adv = self.adv_head(core_out)
+        logits = self.policy_head(core_out) if hasattr(self, "policy_head") else adv
+        return adv, self.value_head(core_out)[..., 0], embedding, logits, state
 
 
 def _head(in_features: int, hidden: int, out_features: int) -> nn.Module:
@@ -135,7 +155,7 @@ class GDINetwork(nn.Module):
     with :func:`build`.
 
     Attributes: ``families`` (F), ``num_actions`` (A), ``lstm_units`` (H), ``embedding_size``
-    (E), ``obs_shape``, ``torso``, ``aux``; ``family_nets[f]`` is family f's
+    (E), ``obs_shape``, ``torso``, ``aux``, ``policy_head``; ``family_nets[f]`` is family f's
     :class:`FamilyNetwork`.
     """
 
@@ -152,6 +172,7 @@ class GDINetwork(nn.Module):
         obs_scale: float | None = None,
         head_hidden: int = 0,
         torso_init: str = "auto",
+        policy_head: str = "advantage",
     ):
         super().__init__()
         self.obs_shape = tuple(obs_shape)
@@ -162,10 +183,11 @@ class GDINetwork(nn.Module):
         self.torso = torso
         self.aux = aux
         self.head_hidden = head_hidden
+        self.policy_head = policy_head
         self.family_nets = nn.ModuleList(
             FamilyNetwork(
                 self.obs_shape, num_actions, torso, lstm_units, aux, torso_kwargs, head_hidden,
-                torso_init,
+                torso_init, policy_head,
             )
             for _ in range(families)
         )
@@ -206,8 +228,8 @@ class GDINetwork(nn.Module):
           state: ``[B, F, 2, H]`` float, the state before ``obs[0]``.
 
         Returns:
-          ``(NetOutputs(adv [F, T, B, A], value [F, T, B], embedding [F, T, B, E]),
-          state [B, F, 2, H])``, the state after ``obs[T − 1]``.
+          ``(NetOutputs(adv [F, T, B, A], value [F, T, B], embedding [F, T, B, E],
+          logits [F, T, B, A]), state [B, F, 2, H])``, the state after ``obs[T − 1]``.
         """
         if not isinstance(obs, torch.Tensor):
             raise TypeError(f"obs must be a torch.Tensor, got {type(obs).__name__}")
@@ -239,13 +261,16 @@ class GDINetwork(nn.Module):
         per_family = [
             net(x, action_reward, reset, state[:, f]) for f, net in enumerate(self.family_nets)
         ]
-        adv, value, embedding = (
-            part[0].unsqueeze(0) if len(part) == 1 else torch.stack(part)
-            for part in list(zip(*per_family, strict=True))[:3]
+        parts = list(zip(*per_family, strict=True))[:4]
+        if self.policy_head == "advantage":  # π_λ reads A: no second stack of the same tensors
+            parts = parts[:3]
+        adv, value, embedding, *logits = (
+            part[0].unsqueeze(0) if len(part) == 1 else torch.stack(part) for part in parts
         )
+        logits = logits[0] if logits else adv
         # The state is batch-first [B, F, 2, H] (and contiguous, for the actor's numpy copy).
-        new_state = torch.stack([out[3] for out in per_family], dim=1)
-        return NetOutputs(adv, value, embedding), new_state
+        new_state = torch.stack([out[4] for out in per_family], dim=1)
+        return NetOutputs(adv, value, embedding, logits), new_state
 
     def dynamics_predictions(
         self, outputs: NetOutputs, actions: torch.Tensor, valid: torch.Tensor
@@ -301,6 +326,7 @@ def build(
     obs_scale: float | None = None,
     head_hidden: int = 0,
     torso_init: str = "auto",
+    policy_head: str = "advantage",
 ) -> GDINetwork:
     """The GDI network for observations of ``obs_shape`` and ``num_actions`` discrete actions.
 
@@ -313,7 +339,8 @@ def build(
     ``head_hidden`` > 0 gives the A and V heads a hidden ReLU layer of that width (R2D2: 512);
     0 makes them linear. ``torso_init`` initializes the torso's layers
     (:data:`gdi.nets.torsos.INITIALIZATIONS`; ``auto``: He for ``nature``, PyTorch's default for
-    the others).
+    the others). ``policy_head``: ``advantage`` (the paper: π_λ's logits are A) or
+    ``separate`` (a policy head L beside A and V; π_λ's logits are L).
 
     Raises:
       ValueError: naming the bad value and what is allowed.
@@ -343,6 +370,9 @@ def build(
     if obs_scale is not None and not (isinstance(obs_scale, int | float) and obs_scale > 0):
         raise ValueError(f"obs_scale must be a positive number or None, got {obs_scale!r}")
     check_init(torso, torso_init)
+    if policy_head not in POLICY_HEADS:
+        raise ValueError(f"policy_head must be one of {', '.join(POLICY_HEADS)}, got "
+                         f"{policy_head!r}")
     if torso_kwargs is not None and not isinstance(torso_kwargs, dict):
         raise ValueError(f"torso_kwargs must be a dict or None, got {type(torso_kwargs).__name__}")
     return GDINetwork(
@@ -350,5 +380,5 @@ def build(
         lstm_units=int(lstm_units), families=int(families),
         aux=bool(aux), torso_kwargs=dict(torso_kwargs or {}),
         obs_scale=None if obs_scale is None else float(obs_scale),
-        head_hidden=int(head_hidden), torso_init=torso_init,
+        head_hidden=int(head_hidden), torso_init=torso_init, policy_head=policy_head,
     )

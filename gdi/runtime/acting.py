@@ -104,7 +104,7 @@ class Acting:
             outputs, next_state = self.net(
                 one_step(obs, device), one_step(self.prev_actions, device),
                 one_step(self.prev_rewards, device), one_step(self.resets, device), self.state)
-        probs = self.space.acting_probs(outputs.adv[:, 0].cpu().numpy(), self.lambdas)
+        probs = self.space.acting_probs(outputs.logits[:, 0].cpu().numpy(), self.lambdas)
         actions, log_mu = sample_actions(probs, self.rng)
         self.pending = ActionDraw(actions, log_mu, next_state)
         return actions

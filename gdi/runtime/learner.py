@@ -169,7 +169,8 @@ class Learner:
             if cfg.aux_tasks else None
         aux_losses = {} if predictions is None else dynamics_losses(*predictions, actions, not_done)
         loss, metrics = gdi_loss(
-            LossOutputs(adv=outputs.adv, value=outputs.value, aux_losses=aux_losses),
+            LossOutputs(adv=outputs.adv, value=outputs.value, aux_losses=aux_losses,
+                        logits=outputs.logits if cfg.policy_head == "separate" else None),
             LossBatch(
                 actions=actions,
                 rewards=t["rewards"][burn:],

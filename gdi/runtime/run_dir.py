@@ -84,6 +84,7 @@ FIELDS_ADDED_LATER = {
     "pg_clip": 0.0,  # before it, the V-trace policy gradient, no clipped surrogate
     "wandb_project": "",  # before it, no run went to Weights & Biases
     "protocol": "paper",  # before it, the paper's ALE settings (env_overrides on top)
+    "policy_head": "advantage",  # before it, π_λ always read A (the paper)
 }
 
 

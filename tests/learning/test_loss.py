@@ -20,8 +20,9 @@ SHAPES = {
 }
 
 
-def make_case(num_families, num_steps=5, batch_size=3, num_actions=4, seed=0):
-    """Random outputs and batch with λ at the edges (ε ∈ {0, 1}, 1/τ = 0) and an episode end."""
+def make_case(num_families, num_steps=5, batch_size=3, num_actions=4, seed=0, logits=False):
+    """Random outputs and batch with λ at the edges (ε ∈ {0, 1}, 1/τ = 0) and an episode end;
+    with ``logits``, a policy head's logits beside A (policy_head="separate")."""
     generator = torch.Generator().manual_seed(seed)
 
     def normal(*shape, scale=1.0):
@@ -56,8 +57,11 @@ def make_case(num_families, num_steps=5, batch_size=3, num_actions=4, seed=0):
         behavior_log_probs=behavior_log_probs,
         lambdas=lambdas,
     )
+    policy_logits = (normal(num_families, num_steps + 1, batch_size, num_actions, scale=1.5)
+                     .requires_grad_(True) if logits else None)
     outputs = LossOutputs(
-        adv=adv.requires_grad_(True), value=value.requires_grad_(True), aux_losses={}
+        adv=adv.requires_grad_(True), value=value.requires_grad_(True), aux_losses={},
+        logits=policy_logits,
     )
     return outputs, batch
 
@@ -96,10 +100,12 @@ def reference_loss(outputs, batch, config):
     num_families, _, batch_size, num_actions = outputs.adv.shape
     num_steps = batch.actions.shape[0]
     adv, value = outputs.adv.detach(), outputs.value.detach()
+    # π_λ reads the policy head's logits where there is one, A otherwise (the paper).
+    reads = adv if outputs.logits is None else outputs.logits.detach()
     pi = [
         [
             naive_policy(
-                adv[0, t, b].tolist(), adv[-1, t, b].tolist(), batch.lambdas[t, b].tolist()
+                reads[0, t, b].tolist(), reads[-1, t, b].tolist(), batch.lambdas[t, b].tolist()
             )
             for b in range(batch_size)
         ]
@@ -177,6 +183,11 @@ def reference_loss(outputs, batch, config):
                    for t in range(num_steps) for b in range(batch_size)]
         metrics[f"stats/adv_spread_f{k + 1}"] = sum(spreads) / len(spreads)
         magnitudes[f"stats/adv_spread_f{k + 1}"] = sum(spreads) / len(spreads)  # all >= 0
+        if outputs.logits is not None:
+            spreads = [max(reads[k, t, b].tolist()) - min(reads[k, t, b].tolist())
+                       for t in range(num_steps) for b in range(batch_size)]
+            metrics[f"stats/logit_spread_f{k + 1}"] = sum(spreads) / len(spreads)
+            magnitudes[f"stats/logit_spread_f{k + 1}"] = sum(spreads) / len(spreads)
         metrics[f"stats/pg_advantage_mean_f{k + 1}"] = float(pg.mean())
         magnitudes[f"stats/pg_advantage_mean_f{k + 1}"] = float(pg.abs().mean())
     entropy = -sum(p * math.log(p) for row in pi for probs in row for p in probs if p > 0)
@@ -236,6 +247,48 @@ def test_matches_reference(config):
     reference = reference_loss(outputs, batch, config)
     assert 0 < reference[1]["stats/rho_clipped_frac"] < 1  # some ρ above ρ̄, some below
     assert_matches_reference(loss(outputs, batch, config), reference, batch)
+
+
+@pytest.mark.parametrize("config", [
+    LossConfig(entropy_scale=0.1),
+    LossConfig(reward_shapes=("log", "root"), pg_clip=0.1, entropy_scale=0.01),
+], ids=["gdi-i3", "gdi-h3-ppo-clip"])
+def test_a_policy_head_beside_a_matches_reference(config):
+    """policy_head="separate": π_λ (ρ, the policy gradient, the entropy and the π inside
+    Ā = A − E_π[A]) is built from the policy head's logits L; A and V enter only Q = Ā + V
+    and the value targets."""
+    outputs, batch = make_case(config.num_families, logits=True)
+    reference = reference_loss(outputs, batch, config)
+    total, metrics = loss(outputs, batch, config)
+    assert_matches_reference((total, metrics), reference, batch)
+    # The reference really read L: π from A gives other losses.
+    from_a = reference_loss(outputs._replace(logits=None), batch, config)
+    assert abs(from_a[1]["losses/policy"] - metrics["losses/policy"]) > 1e-3
+
+
+def test_with_a_policy_head_the_policy_gradient_trains_l_and_the_q_loss_trains_a():
+    outputs, batch = make_case(1, logits=True)
+    config = LossConfig(entropy_scale=0.1)
+    only_q = replace(config, value_loss_scale=0.0, pg_loss_scale=0.0,
+                                 entropy_scale=0.0)
+    adv_grad, logit_grad = torch.autograd.grad(loss(outputs, batch, only_q)[0],
+                                               (outputs.adv, outputs.logits), allow_unused=True)
+    assert none_or_zero(logit_grad) and adv_grad[:, :-1].abs().sum() > 0  # π detached in Ā
+    only_pg = replace(config, value_loss_scale=0.0, q_loss_scale=0.0)
+    adv_grad, logit_grad = torch.autograd.grad(loss(outputs, batch, only_pg)[0],
+                                               (outputs.adv, outputs.logits), allow_unused=True)
+    assert none_or_zero(adv_grad) and logit_grad[:, :-1].abs().sum() > 0
+
+
+def none_or_zero(grad):
+    return grad is None or not grad.any()
+
+
+def test_logits_of_another_shape_are_named():
+    outputs, batch = make_case(1, logits=True)
+    with pytest.raises(ValueError, match=r"outputs.logits must be None or a float tensor shaped "
+                                         r"as outputs.adv"):
+        loss(outputs._replace(logits=outputs.logits[:, :-1]), batch, LossConfig())
 
 
 def test_metrics_are_namespaced_floats():

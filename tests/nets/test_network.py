@@ -289,6 +289,32 @@ def test_linear_heads_keep_their_parameter_names():
     assert {"family_nets.0.adv_head.weight", "family_nets.0.value_head.bias"} <= names
 
 
+@pytest.mark.parametrize("families", [1, 2])
+def test_a_separate_policy_head_is_a_third_head_on_the_core_output(families):
+    """policy_head="separate": logits = L(h_t), a linear head of its own beside A and V,
+    computed by hand from its weights; the paper's "advantage" returns A itself."""
+    torch.manual_seed(0)
+    net = build((4,), 3, torso="mlp", lstm_units=LSTM_UNITS, families=families,
+                policy_head="separate")
+    inputs = random_inputs(net, 4, 2)
+    outputs, _ = net(*inputs)
+    for f, family in enumerate(net.family_nets):
+        obs, prev_action, prev_reward, reset, state = inputs
+        x = family.torso(obs.reshape(8, 4).float())
+        action_reward = torch.cat(
+            (torch.nn.functional.one_hot(prev_action.clamp(min=0), 3).float()
+             * (~reset).unsqueeze(-1), (prev_reward * ~reset).unsqueeze(-1)), dim=-1)
+        h, _ = family.core(torch.cat((x.view(4, 2, -1), action_reward), -1), reset, state[:, f])
+        head = family.policy_head
+        assert_close(outputs.logits[f], h @ head.weight.T + head.bias,
+                     terms=summed_terms(net, num_steps=4))
+    assert not torch.equal(outputs.logits, outputs.adv)
+    paper = build((4,), 3, torso="mlp", lstm_units=LSTM_UNITS, families=families)
+    outputs, _ = paper(*inputs)
+    assert outputs.logits is outputs.adv
+    assert not any("policy_head" in name for name in paper.state_dict())
+
+
 # Errors
 
 
@@ -307,6 +333,7 @@ def test_linear_heads_keep_their_parameter_names():
         ({"head_hidden": 2.5}, "head_hidden must be an int >= 0.*got 2.5"),
         ({"torso_kwargs": {"width": 2}}, "unknown torso_kwargs.*channels"),
         ({"torso_kwargs": [("layout", "HWC")]}, "torso_kwargs must be a dict"),
+        ({"policy_head": "logits"}, "policy_head must be one of advantage, separate, got 'logits'"),
     ],
 )
 def test_build_rejects_bad_arguments(kwargs, match):

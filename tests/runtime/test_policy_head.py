@@ -1,0 +1,52 @@
+"""policy_head="separate" (issue 41, not in the paper): π_λ reads a policy head L of its own
+beside A and V, in the actors, the learner and a loaded agent, from the command line to the
+checkpoint."""
+
+import json
+
+import numpy as np
+import torch
+
+from gdi.agent import load_agent
+from gdi.cli import main
+from gdi.nets import build
+from gdi.runtime.acting import Acting
+from tests.runtime.helpers import TINY
+
+
+def test_acting_samples_from_the_policy_head_not_from_a():
+    """A prefers action 0 by 20 nats, L prefers action 1: π_λ = softmax(L) acts 1, and the
+    paper's network (π_λ = softmax(A)) with the same A acts 0."""
+    draws = {}
+    for policy_head in ("separate", "advantage"):
+        torch.manual_seed(0)
+        net = build((4,), 2, torso="mlp", lstm_units=8, policy_head=policy_head)
+        heads = net.family_nets[0]
+        with torch.no_grad():
+            heads.adv_head.weight.zero_()
+            heads.adv_head.bias.copy_(torch.tensor([20.0, 0.0]))
+            if policy_head == "separate":
+                heads.policy_head.weight.zero_()
+                heads.policy_head.bias.copy_(torch.tensor([0.0, 20.0]))
+        acting = Acting(net, "boltzmann", lambda k: np.ones((k, 1), np.float32),
+                        np.random.default_rng(0))
+        acting.reset(16)
+        draws[policy_head] = acting.act(np.zeros((16, 4), np.float32))
+    assert (draws["separate"] == 1).all() and (draws["advantage"] == 0).all()
+
+
+def test_a_run_with_a_policy_head_trains_it_and_its_agent_reads_it(tmp_path):
+    run = tmp_path / "run"
+    main(["train", "--env", "gym:CartPole-v1", "--frames", "800", "--seed", "1",
+          "--backend", "inline", "--run-dir", str(run),
+          "--set", *TINY, "policy_head=separate"])
+    assert json.loads((run / "config.json").read_text())["policy_head"] == "separate"
+    rows = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
+    learned = [row for row in rows if "stats/logit_spread" in row]
+    assert learned and all(np.isfinite(row["stats/logit_spread"]) for row in learned)
+    assert all(row["stats/logit_spread"] != row["stats/adv_spread"] for row in learned)
+    agent = load_agent(run)  # the checkpoint holds L, and the agent acts from it
+    assert agent.net.policy_head == "separate"
+    assert any(name.startswith("family_nets.0.policy_head.") for name in agent.net.state_dict())
+    agent.reset(2)
+    assert agent.act(np.zeros((2, 4), np.float32)).shape == (2,)
