@@ -39,7 +39,6 @@ as −1, or NaN, is never read).
 
 from __future__ import annotations
 
-import typing
 from numbers import Integral
 from typing import NamedTuple
 
@@ -47,7 +46,6 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from gdi.config import Config
 from gdi.nets.core import LSTMCore
 from gdi.nets.dynamics import ForwardDynamicsHead, InverseDynamicsHead
 from gdi.nets.torsos import TORSOS, check_init, make_torso, preprocess_observations
@@ -56,8 +54,9 @@ __all__ = ["POLICY_HEADS", "DynamicsPredictions", "FamilyNetwork", "GDINetwork",
            "build"]
 
 #: What π_λ's logits are: A itself (the paper) or a policy head of their own beside A and V
-#: (``gdi.config.Config.policy_head``).
-POLICY_HEADS = typing.get_args(typing.get_type_hints(Config)["policy_head"])
+#: (the choices of ``gdi.config.Config.policy_head``; tests/nets/test_network.py checks that
+#: they agree, so that gdi.nets imports nothing above it).
+POLICY_HEADS = ("advantage", "separate")
 
 
 
