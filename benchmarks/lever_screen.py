@@ -13,7 +13,8 @@ episodes first reached each level (``--levels``), the last evaluation within the
 the learner saw, as medians over the logged rows of each third of the cut: the entropy of π_λ
 (nats; uniform over Breakout's 18 actions is log 18 = 2.89), E's mean sampled 1/τ₁ and 1/τ₂,
 the spread of A over actions (max − min, how hard π_λ can lean at a given 1/τ) and the mean of
-the policy gradient's advantages ρ_s δ (a positive mean reinforces whatever was sampled). A
+the policy gradient's advantages ρ_s δ (a positive mean reinforces whatever was sampled); with
+a run that has a policy head beside A (``policy_head=separate``), the spread of its logits L too. A
 dash: the run did not log it (runs older than the statistic) or never reached the level. The
 figure: training return and entropy against frames, one line per run.
 """
@@ -44,6 +45,9 @@ STATISTICS = (
     ("stats/adv_spread", "A spread", 2),
     ("stats/pg_advantage_mean", "mean ρδ", 3),
 )
+#: Shown only when a run of the table logged it: the spread of a policy head's logits L
+#: (policy_head=separate), what π_λ leans on in place of A.
+POLICY_HEAD_STATISTIC = ("stats/logit_spread", "L spread", 2)
 
 
 @dataclass
@@ -92,8 +96,11 @@ def _number(value: float | None, digits: int) -> str:
 
 def screen_table(runs: list[Screened], frames: float, levels: Sequence[float],
                  window: int) -> str:
+    statistics = STATISTICS
+    if any(POLICY_HEAD_STATISTIC[0] in row for run in runs for row in run.curve.learner_rows):
+        statistics = (*STATISTICS, POLICY_HEAD_STATISTIC)
     head = ["run", "frames", *(f"to {level:g}" for level in levels), "last eval (frames)",
-            *(f"{title} (thirds)" for _, title, _ in STATISTICS)]
+            *(f"{title} (thirds)" for _, title, _ in statistics)]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for run in runs:
         c = run.curve
@@ -103,7 +110,7 @@ def screen_table(runs: list[Screened], frames: float, levels: Sequence[float],
         ran = max([row["frames"] for row in c.learner_rows] or [0])
         cells = [run.label, f"{ran / 1e6:.2f}M",
                  *("—" if r is None else f"{r[1] / 1e6:.2f}M" for r in reached), last_eval]
-        for key, _, digits in STATISTICS:
+        for key, _, digits in statistics:
             cells.append(" / ".join(_number(v, digits) for v in thirds(c.learner_rows, key,
                                                                        frames)))
         lines.append("| " + " | ".join(cells) + " |")

@@ -47,6 +47,23 @@ def test_a_screen_table_by_hand(tmp_path, capsys):
     assert rows["lever"][5] == "2.50 / — / —" and rows["lever"][8] == "0.25 / — / —"
     assert "cut at 0.09M" in table
     assert "| control |" in capsys.readouterr().out
+    assert "L spread" not in table  # no run had a policy head
+
+
+def test_a_policy_heads_spread_gets_a_column_when_a_run_logged_it(tmp_path):
+    control, lever = tmp_path / "control-0", tmp_path / "head-0"
+    write_gdi_run(control, seed=0)
+    write_gdi_run(lever, seed=0)
+    add_learner_rows(lever, [{"frames": 10_000, "stats/logit_spread": 1.5},
+                             {"frames": 80_000, "stats/logit_spread": 3.0}])
+    out = tmp_path / "screen.png"
+    assert lever_screen.main(["--run", f"control={control}", "--run", f"head={lever}",
+                              "--frames", "9e4", "--out", str(out)]) == 0
+    lines = out.with_suffix(".md").read_text().splitlines()
+    assert lines[0].endswith("| L spread (thirds) |")
+    head_row = next(line for line in lines if line.startswith("| head |"))
+    control_row = next(line for line in lines if line.startswith("| control |"))
+    assert head_row.endswith("| 1.50 / — / 3.00 |") and control_row.endswith("| — / — / — |")
 
 
 def test_a_run_without_a_label_is_one_line(tmp_path, capsys):
