@@ -28,15 +28,14 @@ import numpy as np
 import torch
 
 from gdi.atomic import StorageError, atomic_write, why_not_writable
-from gdi.config import Config
+from gdi.config import PLACEMENT_FIELDS, Config
 from gdi.run_files import CHECKPOINT_DIR, EVAL_DIR, checkpoint_name
 
 #: Agent steps of the bundle's replay video (an ALE episode can last 27,000).
 VIDEO_STEPS = 1_000
-#: Config fields a reproducing command leaves out: who the run is and where it ran.
-NOT_IN_THE_COMMAND = ("preset", "env", "seed", "frames", "scale", "backend", "torch_threads",
-                      "learner_device", "actor_device", "learner_compile", "ray_address",
-                      "ray_cpus_per_actor", "ray_placement", "wandb_project")
+#: Config fields a reproducing command leaves out of its --set: those it names as flags, and
+#: where and how the run ran (gdi.config.PLACEMENT_FIELDS), which do not change what it learns.
+NOT_IN_THE_COMMAND = ("preset", "env", "seed", "frames", "scale", *PLACEMENT_FIELDS)
 
 
 @dataclass(frozen=True)
