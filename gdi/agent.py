@@ -15,8 +15,11 @@ action and (compressed) reward the network reads, and each environment's λ. Wha
 the checks a user's loop needs (shapes, call order, finite rewards) and the run it comes from.
 :meth:`Agent.observe` is where it learns of episode ends: an environment whose episode ended
 starts the next one with a zero LSTM state and a fresh λ. The λ of an episode is drawn from E's
-state saved in the checkpoint (``policy="population"``, the paper's "population of agents") or
-is E's greedy λ (``policy="greedy"``); E itself is frozen: playing never updates it.
+state saved in the checkpoint (``policy="population"``, the paper's "population of agents"), is
+E's greedy λ (``policy="greedy"``), is drawn uniformly over Λ as E searches it
+(``policy="uniform"``, the same for every run of that Λ) or is one λ given
+(``policy="fixed"``, ``fixed_lambda``); E itself is frozen: playing never updates it. The last
+two tell a network's skill from its E's choice of λ: runs with different E's played alike.
 
 ``gdi evaluate`` (:func:`evaluate_checkpoint`) and ``gdi enjoy`` act through this class.
 """
@@ -25,7 +28,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +36,7 @@ import numpy as np
 import torch
 
 from gdi.atomic import probe_writable
-from gdi.run_files import EVALUATION_POLICIES, LATEST, POPULATION, eval_folder
+from gdi.run_files import EVALUATION_POLICIES, FIXED, LATEST, POPULATION, eval_folder
 from gdi.runtime import seeds
 from gdi.runtime.acting import Acting, one_at_a_time
 from gdi.runtime.evaluator import play_agent_episodes
@@ -256,6 +259,7 @@ def load_agent(
     device: str | torch.device = "cpu",
     seed: int | None = None,
     allow_foreign_checkpoint: bool = False,
+    fixed_lambda: Sequence[float] | None = None,
 ) -> Agent:
     """The agent of a run folder's checkpoint: its network on ``device``, its policy space, and
     E's state (actor 0's E, as saved) as the source of λ.
@@ -273,6 +277,8 @@ def load_agent(
             uses).
         allow_foreign_checkpoint: Accept a checkpoint outside ``run_dir`` or from a run whose
             environment, preset or architecture differ.
+        fixed_lambda: The λ every episode plays with ``policy="fixed"`` (one number per
+            coordinate of the run's policy space; only that policy takes one).
     """
     from gdi.envs import resolve_env
     from gdi.runtime.checkpoint import checkpoint_controller_state
@@ -280,6 +286,9 @@ def load_agent(
 
     if policy not in POLICIES:
         raise ValueError(f"unknown policy {policy!r}; allowed: {', '.join(POLICIES)}")
+    if (policy == FIXED) != (fixed_lambda is not None):
+        raise ValueError("policy 'fixed' plays the λ given as fixed_lambda (--fixed-lambda), and only "
+                         f"it takes one; got policy {policy!r} with fixed_lambda={fixed_lambda!r}")
     device = _usable_device(device)
     config, path, payload = resolve_checkpoint(run_dir, checkpoint, allow_foreign_checkpoint)
     env_config = resolve_env(config.env, protocol=config.protocol, **config.env_overrides)
@@ -301,11 +310,56 @@ def load_agent(
     draw_lambda = controller.sample
     if policy == "greedy":  # an E with no greedy λ (uniform) says so in one line
         draw_lambda = controller.greedy().copy
+    elif policy == "uniform":
+        draw_lambda = uniform_over_lambda(config, seed).sample
+    elif policy == FIXED:
+        draw_lambda = checked_lambda(fixed_lambda, config).copy
     return Agent(
         net, config.policy_space, draw_lambda, seed, obs_shape=shapes.obs_shape,
         num_actions=shapes.num_actions, policy=policy, env_config=env_config, config=config,
         checkpoint=path, frames=int(payload["frames"]),
     )
+
+
+def uniform_over_lambda(config, seed: int):
+    """P_Λ uniform over Λ as the run's E searches it: over its box (``meta_kwargs`` ranges, in
+    E's coordinates: the bandit's P_Λ⁽⁰⁾, kept) or its finite set of λ (values or arms). One
+    line naming the run's E when it searches neither (a fixed λ)."""
+    from gdi.meta import make_controller
+
+    kwargs = config.meta_kwargs
+    names = {"index_names": kwargs["index_names"]} if "index_names" in kwargs else {}
+    if "ranges" in kwargs:
+        return make_controller("uniform", seed, ranges=kwargs["ranges"],
+                               transforms=kwargs.get("transforms"), **names)
+    points = kwargs.get("values", kwargs.get("arms"))
+    if points is not None:
+        return make_controller("uniform", seed, values=points, **names)
+    raise ValueError(f"policy 'uniform' draws λ over Λ as E searches it, and this run's E "
+                     f"({config.meta_controller}) searches no box or set of λ (meta_kwargs "
+                     f"{', '.join(sorted(kwargs)) or 'empty'}); play it with policy 'fixed'")
+
+
+def checked_lambda(value: Sequence[float], config) -> np.ndarray:
+    """``value`` as a float64 λ of the run's policy space; ValueError naming what is wrong
+    (its length, a non-finite number, a coordinate outside the space's bounds)."""
+    from gdi.policy_space import get_policy_space
+
+    space = get_policy_space(config.policy_space)
+    try:
+        lam = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        lam = np.full(0, np.nan)
+    if lam.shape != (space.dim,) or not np.isfinite(lam).all():
+        raise ValueError(f"--fixed-lambda for policy space {space.name!r} is {space.dim} finite "
+                         f"numbers ({', '.join(space.index_names)}), got {value!r}")
+    for name, x, (low, high) in zip(space.index_names, lam, space.lambda_bounds(config.families),
+                                    strict=True):
+        if x < low or (high is not None and x > high):
+            allowed = f"[{low:g}, {high:g}]" if high is not None else f">= {low:g}"
+            raise ValueError(f"--fixed-lambda: {name} = {x:g} is outside what policy space "
+                             f"{space.name!r} takes: {name} in {allowed}")
+    return lam
 
 
 def evaluate_checkpoint(
@@ -317,27 +371,33 @@ def evaluate_checkpoint(
     on_episode: Callable[[], None] | None = None,
     policy: str = POPULATION,
     allow_foreign_checkpoint: bool = False,
+    fixed_lambda: Sequence[float] | None = None,
 ):
     """Play ``episodes`` evaluation episodes with a run's checkpoint and write
-    ``eval/<checkpoint-name>.json``; returns (path, per-episode results). The greedy policy
-    writes to ``eval_greedy/`` instead, which reports never read: a run's curve and final
-    score stay those of one policy, the population's. ``policy``: "population" (λ ~ P_Λ) or
-    "greedy" (E's greedy λ), see ``gdi.runtime.evaluator``. A checkpoint outside the run folder or
-    from another kind of run is refused unless ``allow_foreign_checkpoint``
-    (:func:`gdi.agent.resolve_checkpoint`)."""
+    ``eval/<checkpoint-name>.json``; returns (path, per-episode results). Any policy but the
+    population's writes to ``eval_<policy>/`` instead, which reports never read: a run's curve
+    and final score stay those of one policy. ``policy``: "population" (λ ~ P_Λ), "greedy"
+    (E's greedy λ), "uniform" (λ uniform over Λ as E searches it) or "fixed" (``fixed_lambda``
+    in every episode, filed as ``eval_fixed/<checkpoint-name>@<λ>.json``), see
+    :func:`load_agent`. A checkpoint outside the run folder or from another kind of run is
+    refused unless ``allow_foreign_checkpoint`` (:func:`gdi.agent.resolve_checkpoint`)."""
     if episodes < 1 or envs < 1:
         raise ValueError(f"episodes and envs must be >= 1, got {episodes} and {envs}")
     folder = eval_folder(policy)  # ValueError for an unknown policy, before any work
     agent = load_agent(run_dir, checkpoint, policy=policy, seed=seed,
-                       allow_foreign_checkpoint=allow_foreign_checkpoint)
+                       allow_foreign_checkpoint=allow_foreign_checkpoint,
+                       fixed_lambda=fixed_lambda)
     # A read-only or full run folder is said now, not after every episode was played.
     probe_writable(Path(run_dir) / folder, "the evaluation")
     config, path, seed = agent.config, agent.checkpoint, agent.seed
     results = play_agent_episodes(agent, agent.env_config, episodes, seed, max_envs=envs,
                                   on_episode=on_episode)
+    name, described = path.stem, EVALUATION_POLICIES[policy]
+    if policy == FIXED:
+        lam = ",".join(f"{x:g}" for x in fixed_lambda)
+        name, described = f"{name}@{lam}", f"π_λ with λ = ({lam}) in every episode"
     written = write_eval_file(
-        run_dir, path.stem, checkpoint=path.stem, frames=agent.frames, env=config.env,
-        policy=EVALUATION_POLICIES[policy], seed=seed, episodes=results,
-        folder=folder,
+        run_dir, name, checkpoint=path.stem, frames=agent.frames, env=config.env,
+        policy=described, seed=seed, episodes=results, folder=folder,
     )
     return written, results

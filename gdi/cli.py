@@ -301,10 +301,11 @@ def evaluate(
     seed: int | None = None,
     policy: Literal[tuple(EVALUATION_POLICIES)] = POPULATION,
     allow_foreign_checkpoint: bool = False,
+    fixed_lambda: tuple[float, ...] | None = None,
 ) -> None:
     """Play evaluation episodes with a run's checkpoint on fresh environments (raw,
     undiscounted returns, the paper's episode cap) and write eval/<checkpoint>.json
-    (eval_greedy/<checkpoint>.json with --policy greedy, which reports do not read).
+    (eval_<policy>/<checkpoint>.json with another --policy, which reports do not read).
 
     Args:
         run: The run folder.
@@ -315,10 +316,14 @@ def evaluate(
         seed: Seed of the first evaluation environment (default: derived from the run's seed).
         policy: population: λ drawn from E per episode (the paper's "population of agents",
             as in training's evaluations); greedy: E's greedy λ in every episode, no
-            exploration (tells the network's skill from E's exploratory draws).
+            exploration (tells the network's skill from E's exploratory draws); uniform: λ
+            uniform over Λ as E searches it (runs with different E's played alike); fixed:
+            the λ of --fixed-lambda in every episode.
         allow_foreign_checkpoint: Evaluate a --checkpoint that lies outside RUN or was saved
             by a run of another environment, preset or architecture, and file its scores
             under RUN anyway (refused otherwise: they would pass for RUN's own).
+        fixed_lambda: With --policy fixed, the λ to play, one number per coordinate of the
+            run's policy space (GDI-I³: 1/τ₁ 1/τ₂ ε, e.g. --fixed-lambda 3 3 0.5).
     """
     from rich.progress import Progress
 
@@ -329,7 +334,7 @@ def evaluate(
         path, results = evaluate_checkpoint(
             run, checkpoint, episodes, envs, seed,
             on_episode=lambda: progress.advance(task), policy=policy,
-            allow_foreign_checkpoint=allow_foreign_checkpoint,
+            allow_foreign_checkpoint=allow_foreign_checkpoint, fixed_lambda=fixed_lambda,
         )
     returns = [r["return"] for r in results]
     print(f"{len(returns)} episodes: mean return {sum(returns) / len(returns):.2f} "
@@ -345,6 +350,7 @@ def enjoy(
     seed: int | None = None,
     max_steps: int | None = None,
     allow_foreign_checkpoint: bool = False,
+    fixed_lambda: tuple[float, ...] | None = None,
 ) -> None:
     """Watch a run's agent: play episodes one after another on one environment and print each
     return; with --video, write them as a video (ALE: the emulator's RGB screen; MinAtar: its
@@ -356,20 +362,22 @@ def enjoy(
         episodes: Episodes to play.
         video: out.mp4 (H.264 through imageio-ffmpeg; a GIF beside it when that is not
             installed) or out.gif.
-        policy: population: λ drawn from E per episode; greedy: E's greedy λ.
+        policy: population: λ drawn from E per episode; greedy: E's greedy λ; uniform: λ
+            uniform over Λ as E searches it; fixed: the λ of --fixed-lambda.
         checkpoint: latest, or a checkpoint file's path inside the run.
         seed: Seed of the environment and of action sampling (default: derived from the
             run's seed, apart from training's and evaluation's).
         max_steps: Stop after this many agent steps in all (cuts the last episode).
         allow_foreign_checkpoint: Play a --checkpoint that lies outside RUN or was saved by a
             run of another environment, preset or architecture (refused otherwise).
+        fixed_lambda: With --policy fixed, the λ to play (one number per coordinate of λ).
     """
     from gdi.video.enjoy import enjoy as play
 
     result = play(run, episodes=episodes, video=video, policy=policy, checkpoint=checkpoint,
                   seed=seed, max_steps=max_steps,
                   on_episode=lambda i, ret: print(f"episode {i + 1}: return {ret:g}"),
-                  allow_foreign_checkpoint=allow_foreign_checkpoint)
+                  allow_foreign_checkpoint=allow_foreign_checkpoint, fixed_lambda=fixed_lambda)
     if result.cut:
         print(f"episode {len(result.returns)} was cut at --max-steps {max_steps}")
     if result.note:

@@ -16,6 +16,7 @@ __all__ = [
     "CHECKPOINT_DIR",
     "EVALUATION_POLICIES",
     "EVAL_DIR",
+    "FIXED",
     "LATEST",
     "OBSERVATIONS_FILE",
     "POPULATION",
@@ -42,7 +43,11 @@ POPULATION = "population"
 EVALUATION_POLICIES = {
     POPULATION: "π_λ with λ ~ P_Λ (current E, frozen during evaluation)",
     "greedy": "π_λ with λ = E's greedy λ (highest value estimate, no exploration)",
+    "uniform": "π_λ with λ uniform over Λ as E searches it (E's own P_Λ set aside)",
+    "fixed": "π_λ with one λ given for every episode",
 }
+#: The evaluation policy that plays one λ given by the caller (``--lambda``).
+FIXED = "fixed"
 _CHECKPOINT_NAME = re.compile(r"^ckpt_(\d{12})\.pt$")
 
 

@@ -100,6 +100,58 @@ def test_greedy_agent_plays_es_greedy_lambda_after_every_episode_end(run):
                                   np.stack([controller.greedy()] * 2).astype(np.float32))
 
 
+def test_fixed_and_uniform_policies_play_the_lambda_they_name(run, capsys):
+    """Cross-evaluation's policies (issue 42): `--policy fixed --fixed-lambda` plays that λ in
+    every episode, filed apart under eval_fixed/ with the λ in its name; `--policy uniform`
+    draws λ as a uniform E over the run's own box (the bandit's coordinates) with the
+    evaluation's seed, not from the run's E."""
+    import json
+
+    from gdi.meta import make_controller
+
+    main(["evaluate", str(run), "--policy", "fixed", "--fixed-lambda", "2", "0.5", "1",
+          "--episodes", "3", "--envs", "3", "--seed", "4"])
+    (written,) = (run / "eval_fixed").iterdir()
+    assert written.name == f"{latest_checkpoint(run).stem}@2,0.5,1.json"
+    record = json.loads(written.read_text())
+    assert record["policy"] == "π_λ with λ = (2,0.5,1) in every episode"
+    assert [e["lambda"] for e in record["episodes"]] == [[2.0, 0.5, 1.0]] * 3
+    assert "3 episodes" in capsys.readouterr().out
+    assert not any(p.name.endswith("@2,0.5,1.json") for p in (run / "eval").iterdir())
+
+    config = tiny_config()
+    uniform = make_controller("uniform", 9, ranges=config.meta_kwargs["ranges"],
+                              transforms=config.meta_kwargs["transforms"])
+    agent = gdi.load_agent(run, policy="uniform", seed=9)
+    agent.reset(4)
+    expected = np.stack([uniform.sample() for _ in range(4)]).astype(np.float32)
+    np.testing.assert_array_equal(agent.lambdas, expected)
+    population = gdi.load_agent(run, seed=9)
+    population.reset(4)
+    assert not np.array_equal(population.lambdas, agent.lambdas)
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--policy", "fixed"], "policy 'fixed' plays the λ given as fixed_lambda (--fixed-lambda)"),
+    (["--fixed-lambda", "1", "1", "1"], "and only it takes one; got policy 'population'"),
+    (["--policy", "fixed", "--fixed-lambda", "1", "1"],
+     "--fixed-lambda for policy space 'soft_entropy' is 3 finite numbers (inv_tau1, inv_tau2, "
+     "eps), got (1.0, 1.0)"),
+    (["--policy", "fixed", "--fixed-lambda", "1", "1", "2"],
+     "--fixed-lambda: eps = 2 is outside what policy space 'soft_entropy' takes: eps in [0, 1]"),
+])
+def test_a_bad_fixed_lambda_is_one_line(run, capsys, argv, message):
+    assert message in one_line_error(["evaluate", str(run), *argv], capsys)
+
+
+def test_uniform_over_a_run_whose_e_searches_nothing_is_one_line(tmp_path, capsys):
+    fixed = train(tiny_config(preset="gdi-i0", frames=400), tmp_path / "run",
+                  show_progress=False, tensorboard=False).run_dir
+    assert ("policy 'uniform' draws λ over Λ as E searches it, and this run's E (fixed) "
+            "searches no box or set of λ") in one_line_error(
+        ["evaluate", str(fixed), "--policy", "uniform"], capsys)
+
+
 def test_an_environment_with_other_spaces_is_one_line_naming_both(run):
     agent = gdi.load_agent(run)
     env = make_vector_env("minatar:breakout", 2, seed=0)

@@ -4,7 +4,7 @@ whose every frame shows the episode, its return so far and its λ."""
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -42,13 +42,15 @@ def enjoy(
     max_steps: int | None = None,
     on_episode: Callable[[int, float], None] | None = None,
     allow_foreign_checkpoint: bool = False,
+    fixed_lambda: Sequence[float] | None = None,
 ) -> EnjoyResult:
     """Play ``episodes`` episodes one after another on one environment (seeded by ``seed``,
     default ``gdi.runtime.seeds.video`` of the run's seed, apart from training's and
     evaluation's) and, with
     ``video``, write them as one video. ``max_steps`` caps the agent steps in all (the last
     episode is then cut, and ``result.cut`` says so). ``allow_foreign_checkpoint``: play a
-    ``checkpoint`` from outside the run or from another kind of run (refused otherwise)."""
+    ``checkpoint`` from outside the run or from another kind of run (refused otherwise).
+    ``fixed_lambda``: the λ of every episode, with ``policy="fixed"``."""
     from gdi.agent import load_agent
 
     if episodes < 1:
@@ -56,7 +58,8 @@ def enjoy(
     if max_steps is not None and max_steps < 1:
         raise ValueError(f"max_steps must be >= 1 or None, got {max_steps}")
     agent = load_agent(run_dir, checkpoint, policy=policy,
-                       allow_foreign_checkpoint=allow_foreign_checkpoint)
+                       allow_foreign_checkpoint=allow_foreign_checkpoint,
+                       fixed_lambda=fixed_lambda)
     seed = seeds.video(agent.config.seed) if seed is None else seed
     agent.rng = np.random.default_rng(seed)
     result = EnjoyResult()
