@@ -36,7 +36,15 @@ import numpy as np
 import torch
 
 from gdi.atomic import probe_writable
-from gdi.run_files import EVALUATION_POLICIES, FIXED, LATEST, POPULATION, eval_folder
+from gdi.run_files import (
+    EVALUATION_POLICIES,
+    FIXED,
+    LATEST,
+    POPULATION,
+    eval_folder,
+    eval_name,
+    lambda_text,
+)
 from gdi.runtime import seeds
 from gdi.runtime.acting import Acting, one_at_a_time
 from gdi.runtime.evaluator import play_agent_episodes
@@ -392,10 +400,9 @@ def evaluate_checkpoint(
     config, path, seed = agent.config, agent.checkpoint, agent.seed
     results = play_agent_episodes(agent, agent.env_config, episodes, seed, max_envs=envs,
                                   on_episode=on_episode)
-    name, described = path.stem, EVALUATION_POLICIES[policy]
-    if policy == FIXED:
-        lam = ",".join(f"{x:g}" for x in fixed_lambda)
-        name, described = f"{name}@{lam}", f"π_λ with λ = ({lam}) in every episode"
+    name = eval_name(path.stem, policy, fixed_lambda)
+    described = (f"π_λ with λ = ({lambda_text(fixed_lambda)}) in every episode"
+                 if policy == FIXED else EVALUATION_POLICIES[policy])
     written = write_eval_file(
         run_dir, name, checkpoint=path.stem, frames=agent.frames, env=config.env,
         policy=described, seed=seed, episodes=results, folder=folder,

@@ -22,6 +22,8 @@ __all__ = [
     "POPULATION",
     "checkpoint_name",
     "eval_folder",
+    "eval_name",
+    "lambda_text",
     "latest_checkpoint",
     "list_checkpoints",
 ]
@@ -72,6 +74,18 @@ def latest_checkpoint(run_dir: Path) -> Path:
         raise FileNotFoundError(
             f"{run_dir} has no checkpoints (looked in {run_dir}/{CHECKPOINT_DIR})")
     return found[-1]
+
+
+def lambda_text(lam) -> str:
+    """A λ as written in file names and score files: its numbers by ``%g``, comma-separated."""
+    return ",".join(f"{float(x):g}" for x in lam)
+
+
+def eval_name(checkpoint: str, policy: str, fixed_lambda=None) -> str:
+    """The file name (no ``.json``) under :func:`eval_folder` of ``policy`` of an evaluation of
+    checkpoint ``checkpoint`` (its stem): the checkpoint's own name, with ``@<λ>`` added for
+    the fixed policy, whose evaluations of one checkpoint differ by λ."""
+    return f"{checkpoint}@{lambda_text(fixed_lambda)}" if policy == FIXED else checkpoint
 
 
 def eval_folder(policy: str) -> str:
