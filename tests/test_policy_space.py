@@ -406,6 +406,39 @@ def test_soft_entropy_acting_probs_are_the_papers_mixture():
     assert_close(got.sum(-1), 1.0, terms=6)
 
 
+LN2, LN3 = float(np.log(2.0)), float(np.log(3.0))
+
+
+@pytest.mark.parametrize(("name", "advs", "lam", "by_hand"), [
+    # softmax(A/τ): A = (0, ln 2, ln 3) at 1/τ = 1 gives e^A / Σ e^A = (1, 2, 3)/6, at
+    # 1/τ = 2 (1, 4, 9)/14, at 1/τ = 0 uniform.
+    ("boltzmann", [[0.0, LN2, LN3]], [1.0], [1 / 6, 2 / 6, 3 / 6]),
+    ("boltzmann", [[0.0, LN2, LN3]], [2.0], [1 / 14, 4 / 14, 9 / 14]),
+    ("boltzmann", [[0.0, LN2, LN3]], [0.0], [1 / 3, 1 / 3, 1 / 3]),
+    # ε/|A| each, and 1 − ε more on the greedy action; a tie shares the 1 − ε.
+    ("epsilon_greedy", [[1.0, 3.0, 2.0]], [0.3], [0.1, 0.8, 0.1]),
+    ("epsilon_greedy", [[3.0, 3.0, 1.0]], [0.3], [0.45, 0.45, 0.1]),
+    # ε·uniform + (1 − ε)·softmax(A/τ): 0.1 + 0.7·(1, 2, 3)/6.
+    ("epsilon_boltzmann", [[0.0, LN2, LN3]], [1.0, 0.3], [0.1 + 0.7 / 6, 0.1 + 1.4 / 6, 0.1 + 2.1 / 6]),
+    # Ape-X's rung l = 0 is ε = 0.4, rung 255 is 0.4⁸ = 0.00065536.
+    ("epsilon_ladder", [[1.0, 3.0, 2.0]], [0.0], [0.4 / 3, 0.6 + 0.4 / 3, 0.4 / 3]),
+    ("epsilon_ladder", [[1.0, 3.0, 2.0]], [255.0],
+     [0.00065536 / 3, 1 - 0.00065536 * 2 / 3, 0.00065536 / 3]),
+    # softmax of the family λ names: family 1's A = (0, ln 2, ln 3), family 0's ignored.
+    ("family_softmax", [[5.0, 0.0, 0.0], [0.0, LN2, LN3]], [1.0], [1 / 6, 2 / 6, 3 / 6]),
+    # ε·softmax(A₁/τ₁) + (1 − ε)·softmax(A₂/τ₂) = 0.5·(1, 2, 3)/6 + 0.5·uniform.
+    ("soft_entropy", [[0.0, LN2, LN3], [9.0, 0.0, 1.0]], [1.0, 0.0, 0.5],
+     [0.5 / 6 + 0.5 / 3, 1.0 / 6 + 0.5 / 3, 1.5 / 6 + 0.5 / 3]),
+])
+def test_acting_probs_by_hand(name, advs, lam, by_hand):
+    """Each space's actor-side (NumPy) π_λ on a case worked by hand from its formula: a check
+    that does not lean on the learner's torch π_λ (test_acting_probs_equal_the_log_space_policy
+    ties the two together)."""
+    advs = np.asarray(advs)[:, None, :]  # [F, N = 1, A]
+    got = POLICY_SPACES[name].acting_probs(advs, np.asarray([lam], dtype=np.float64))
+    assert_close(got[0], np.asarray(by_hand), magnitude=1.0, terms=3)
+
+
 def test_acting_probs_reject_a_lambda_of_the_wrong_shape():
     adv = np.zeros((1, 4, 3), np.float32)
     with pytest.raises(ValueError, match=r"λ \[N, 3\] \(inv_tau1, inv_tau2, eps\), got .*\(4, 2\)"):
