@@ -90,7 +90,7 @@ def preset_label(cell: str) -> str:
     if preset not in PRESETS:
         return cell
     category = PRESETS[preset].category
-    if preset.startswith("gdi-") and preset != CONTROL:
+    if PRESETS[preset].from_paper:
         label = category.replace("(w/o E)", "w/o E")
     else:
         label = f"{preset} ({category.replace('(w/o E)', 'w/o E')})"

@@ -252,3 +252,16 @@ def test_every_preset_gets_a_label_of_its_own():
     assert len(set(labels.values())) == len(labels)
     assert labels["gdi-i3"] == "GDI-I³"
     assert labels["dqn-like"] == "dqn-like (GDI-I⁰ w/o E)"
+
+
+def test_a_new_preset_named_like_the_papers_is_labelled_by_its_name(monkeypatch):
+    """Only the paper's own agents (Preset.from_paper) are labelled by their class: a preset a
+    user adds as "gdi-i3-mine" of class GDI-I³ must not pass for the paper's GDI-I³."""
+    import dataclasses
+
+    from gdi.presets import PRESETS
+
+    mine = dataclasses.replace(PRESETS["gdi-i3"], name="gdi-i3-mine", from_paper=False)
+    monkeypatch.setitem(PRESETS, "gdi-i3-mine", mine)
+    assert minatar_report.preset_label("gdi-i3-mine") == "gdi-i3-mine (GDI-I³)"
+    assert minatar_report.preset_label("gdi-i3") == "GDI-I³"

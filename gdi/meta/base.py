@@ -71,8 +71,9 @@ def default_index_names(dim: int) -> tuple[str, ...]:
 def no_greedy(kind: str) -> ValueError:
     """The error of an E that keeps no estimate of the best λ."""
     return ValueError(
-        f"E {kind!r} keeps no estimate of the best λ, so it has no greedy λ; "
-        "--policy greedy needs bandit, sliding_window_ucb or fixed"
+        f"E {kind!r} keeps no estimate of the best λ, so it has no greedy λ; play it with "
+        "--policy population, uniform or fixed (--policy greedy needs an E that learns or "
+        "fixes a best λ)"
     )
 
 

@@ -84,9 +84,10 @@ def resolve_config(preset: str, env: str, scale: str | None = None, **fields: An
     values: dict[str, Any] = {"frames": DEFAULT_FRAMES[scale], "scale": scale}
     values.update(SCALES[scale])
     values.update(chosen.fields)
-    searches_box = values["meta_controller"] == "bandit" or (
-        values["meta_controller"] == "uniform" and "ranges" in values["meta_kwargs"])
-    if scale in INV_TEMPERATURE_SEARCHES and searches_box:  # the uniform control: the same box
+    # An E that searches a box is given one as ``ranges`` (gdi.meta.meta_kwargs_over), whatever
+    # its name: the bandit, the uniform control over the same box, an E added later.
+    searches_box = "ranges" in values["meta_kwargs"]
+    if scale in INV_TEMPERATURE_SEARCHES and searches_box:
         space = get_policy_space(values["policy_space"])
         values["meta_kwargs"] = inv_temperature_search(values["meta_kwargs"], space,
                                                        INV_TEMPERATURE_SEARCHES[scale])

@@ -48,6 +48,9 @@ class Preset:
     """Config fields that define the algorithm (independent of the environment)."""
     notes: str = ""
     """What the preset is and is not of the method it is named after."""
+    from_paper: bool = False
+    """One of the paper's own agents and ablations (Tab. "Summary of Algorithms of Ablation
+    Study": GDI-I³, GDI-H³, GDI-I¹, GDI-I⁰), which reports label by their class alone."""
 
 
 _T_ONE_FAMILY = "V-trace V, Retrace Q = Ā + V, policy gradient; one family θ, log reward shape"
@@ -82,6 +85,7 @@ _NO_PG_FOR_GREEDY = ("With an ε-greedy π_λ the policy-gradient term carries n
 PRESETS: dict[str, Preset] = {
     "gdi-i3": Preset(
         name="gdi-i3",
+        from_paper=True,
         category="GDI-I³",
         policy=_space("soft_entropy").policy_text(1),
         index_set=_space("soft_entropy").index_set_text(),
@@ -98,6 +102,7 @@ PRESETS: dict[str, Preset] = {
     ),
     "gdi-h3": Preset(
         name="gdi-h3",
+        from_paper=True,
         category="GDI-H³",
         policy=_space("soft_entropy").policy_text(2),
         index_set=_space("soft_entropy").index_set_text(2),
@@ -114,6 +119,7 @@ PRESETS: dict[str, Preset] = {
     ),
     "gdi-i1": Preset(
         name="gdi-i1",
+        from_paper=True,
         category="GDI-I¹",
         policy=_space("boltzmann").policy_text(1),
         index_set=_space("boltzmann").index_set_text(),
@@ -130,6 +136,7 @@ PRESETS: dict[str, Preset] = {
     ),
     "gdi-i0": Preset(
         name="gdi-i0",
+        from_paper=True,
         category="GDI-I⁰ (w/o E)",
         policy=_space("soft_entropy").policy_text(1),
         index_set=_one_point("soft_entropy"),

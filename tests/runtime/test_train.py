@@ -338,6 +338,7 @@ def test_greedy_evaluation_of_an_e_without_estimates_is_one_clear_line(tmp_path,
     assert exit_info.value.code == 2
     err = capsys.readouterr().err.strip()
     assert "'uniform' keeps no estimate of the best λ" in err and len(err.splitlines()) == 1
+    assert "play it with --policy population, uniform or fixed" in err
 
 
 def test_a_stop_request_does_not_wait_for_an_evaluation(tmp_path, monkeypatch):
