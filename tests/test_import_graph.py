@@ -1,5 +1,5 @@
 """The arrows of DESIGN.md, read from the source: math packages (policy_space, meta, learning,
-nets, envs) never import runtime or cli; meta and learning never import each other; nets never
+nets, envs) never import runtime or cli, nor the run's config or anything else built on them; meta and learning never import each other; nets never
 imports learning; evaluation reads run folders through the file layout below both
 (``gdi.scores``, ``gdi.run_files``) and never imports runtime; the config, which every layer
 imports, never imports runtime or cli, and reads the backend names from the registry below
@@ -14,11 +14,14 @@ import gdi
 
 ROOT = Path(gdi.__file__).parent
 MATH = ("policy_space", "meta", "learning", "nets", "envs")
+#: What the math packages never import: the run's config and everything built on them (what
+#: they share with the config, defaults and choices, tests tie together).
+ABOVE_MATH = {"runtime", "cli", "config", "presets", "agent", "video", "evaluation", "export"}
 FORBIDDEN = {
-    **{package: {"runtime", "cli"} for package in MATH},
-    "meta": {"runtime", "cli", "learning"},
-    "learning": {"runtime", "cli", "meta"},
-    "nets": {"runtime", "cli", "learning"},
+    **{package: ABOVE_MATH for package in MATH},
+    "meta": {*ABOVE_MATH, "learning"},
+    "learning": {*ABOVE_MATH, "meta"},
+    "nets": {*ABOVE_MATH, "learning"},
     "evaluation": {"runtime", "cli"},
     # agent and video build on the runtime's acting step; the runtime never imports them.
     "runtime": {"agent", "video", "cli"},

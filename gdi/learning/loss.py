@@ -17,7 +17,6 @@ from typing import NamedTuple
 
 import torch
 
-from gdi.config import Config
 from gdi.learning.dueling import dueling_q
 from gdi.learning.policy_gradient import (
     PG_ADVANTAGE_NORMS,
@@ -33,39 +32,40 @@ __all__ = ["LossBatch", "LossConfig", "LossOutputs", "loss"]
 
 @dataclass(frozen=True)
 class LossConfig:
-    """Hyperparameters of the GDI loss. A field named as a ``gdi.config.Config`` field means
-    the same and defaults to Config's default (the paper's GDI-I³ row, App.
-    "Hyperparameters"); the runtime fills them from the run's Config."""
+    """Hyperparameters of the GDI loss. The defaults are the paper's GDI-I³ row (App.
+    "Hyperparameters"); a field named as a ``gdi.config.Config`` field means the same and has
+    the same default (tests/learning/test_loss.py checks it, so that gdi.learning imports
+    nothing above it), and the runtime fills them from the run's Config."""
 
-    policy_space: str = Config.policy_space
+    policy_space: str = "soft_entropy"
     """Name in gdi.policy_space.POLICY_SPACES of the family π_λ the actors sampled from."""
-    reward_shapes: tuple[str, ...] = Config.reward_shapes
+    reward_shapes: tuple[str, ...] = ("log",)
     """One reward shape per parameter family: ("log",) for GDI-I³, ("log", "root") for GDI-H³."""
-    clip_rho: float = Config.clip_rho
+    clip_rho: float = 1.05
     """ρ̄: truncation of the V-trace importance weight."""
-    clip_c: float = Config.clip_c
+    clip_c: float = 1.05
     """c̄: truncation of the V-trace and Retrace trace coefficients."""
     clip_pg_rho: float | None = None
     """Truncation of ρ in the policy-gradient advantage; None uses clip_rho."""
-    value_loss_scale: float = Config.value_loss_scale
+    value_loss_scale: float = 1.0
     """ξ, weight of the V-trace value loss."""
-    q_loss_scale: float = Config.q_loss_scale
+    q_loss_scale: float = 10.0
     """α, weight of the Retrace Q loss."""
-    q_loss_trains_value: bool = Config.q_loss_trains_value
+    q_loss_trains_value: bool = True
     """Whether L_Q's gradient reaches V through Q = Ā + V; False stops it there, so that V
     learns from ξ·L_V alone and L_Q trains the advantages only."""
-    pg_loss_scale: float = Config.pg_loss_scale
+    pg_loss_scale: float = 10.0
     """β, weight of the policy-gradient loss."""
-    entropy_scale: float = Config.entropy_scale
+    entropy_scale: float = 0.0
     """Weight of the entropy bonus; the paper uses none, operator-view presets may."""
-    pg_clip: float = Config.pg_clip
+    pg_clip: float = 0.0
     """ε of PPO's clipped surrogate in place of the V-trace policy gradient; 0: the paper's
     −ρ_s δ · log π. See ``clipped_surrogate_loss``."""
-    pg_advantage_norm: str = Config.pg_advantage_norm
+    pg_advantage_norm: str = "none"
     """What the policy gradient's advantages ρ_s δ become over each batch before they weigh
     log π: none (the paper), center (minus their batch mean) or standardize (also divided by
     their batch standard deviation); see ``normalized_pg_advantages``."""
-    aux_loss_scale: float = Config.aux_loss_scale
+    aux_loss_scale: float = 1.0
     """Weight of the auxiliary forward/inverse dynamics losses (the paper gives none)."""
 
     def __post_init__(self) -> None:

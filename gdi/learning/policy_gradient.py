@@ -1,22 +1,18 @@
 """How the policy-gradient term weighs log π: levers on the size of the policy's steps that the
 paper does not have (App. "Hyperparameters": the V-trace policy gradient, weight β, no
-entropy term), each off by default and chosen by a ``Config`` field. Pure functions over
+entropy term), each off by default and chosen by a ``gdi.config.Config`` field. Pure functions over
 time-major ``[T, B]`` tensors; docs/paper-choices.md says why each exists.
 """
 
 from __future__ import annotations
 
-import typing
-
 import torch
-
-from gdi.config import Config
 
 __all__ = ["PG_ADVANTAGE_NORMS", "clipped_surrogate_loss", "normalized_pg_advantages"]
 
-#: How the policy gradient's advantages may be normalized over a batch: the names Config's
-#: ``pg_advantage_norm`` allows.
-PG_ADVANTAGE_NORMS = typing.get_args(typing.get_type_hints(Config)["pg_advantage_norm"])
+#: How the policy gradient's advantages may be normalized over a batch: the choices of
+#: ``gdi.config.Config.pg_advantage_norm`` (tests/learning/test_loss.py checks that they agree).
+PG_ADVANTAGE_NORMS = ("none", "center", "standardize")
 
 
 def normalized_pg_advantages(pg_advantages: torch.Tensor, norm: str,
