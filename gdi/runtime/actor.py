@@ -174,9 +174,9 @@ class Actor:
         dones = np.logical_or(terminated, truncated)
         # The step's inputs as the network read them (acting carries them until observe).
         self.recorder.record(
-            self.obs, acting.resets, acting.prev_actions, acting.prev_rewards,
-            acting.state.cpu().numpy(), actions, log_mu, acting.lambdas, self.version, rewards, dones,
-            truncation_values,
+            acting.state.cpu().numpy(), **self._observation(self.obs), actions=actions,
+            rewards=rewards, dones=dones, behavior_log_probs=log_mu, lambdas=acting.lambdas,
+            versions=self.version, truncation_values=truncation_values,
         )
 
         self.returns += rewards
@@ -200,8 +200,7 @@ class Actor:
 
         self.obs = next_obs
         self.steps += 1
-        window = self.recorder.emit(self.obs, acting.resets, acting.prev_actions,
-                                   acting.prev_rewards)
+        window = self.recorder.emit(**self._observation(self.obs))
         end = clock()
         phases = self.phase_seconds
         phases["inference"] += (env_start - start) + (record_start - truncation_start)
@@ -209,6 +208,13 @@ class Actor:
         phases["meta"] += meta_end - meta_start
         phases["record"] += (meta_start - record_start) + (end - meta_end)
         return window, episodes
+
+    def _observation(self, obs: np.ndarray) -> dict[str, np.ndarray]:
+        """The per-observation fields of a step (``gdi.runtime.sequences``): the observation
+        and the inputs the network reads with it, which acting carries between steps."""
+        acting = self.acting
+        return {"obs": obs, "resets": acting.resets, "prev_actions": acting.prev_actions,
+                "prev_rewards": acting.prev_rewards}
 
     def _truncation_values(
         self, info: dict, truncated: np.ndarray, actions: np.ndarray, rewards: np.ndarray,

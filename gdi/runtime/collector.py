@@ -28,8 +28,7 @@ from gdi.runtime.steps import FrameBatch, StepChunk
 
 #: The chunk arrays behind each per-observation field of a SequenceBatch besides ``obs``: the
 #: steps' own, then the next observation's.
-_OBS_SOURCES = {"resets": "next_resets", "prev_actions": "next_prev_actions",
-                "prev_rewards": "next_prev_rewards"}
+_OBS_SOURCES = {name: f"next_{name}" for name in OBS_FIELDS[1:]}
 
 
 @dataclass(frozen=True)

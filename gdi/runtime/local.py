@@ -66,12 +66,12 @@ _READY = ("ready",)
 def _pack(window: Window) -> Window:
     # The frames as a torch tensor, which torch's pickler moves through shared memory instead
     # of the pipe.
-    steps = dataclasses.replace(window.steps, frames=torch.from_numpy(window.steps.frames))
+    steps = window.steps.replace(frames=torch.from_numpy(window.steps.frames))
     return dataclasses.replace(window, steps=steps)
 
 
 def _unpack(window: Window) -> Window:
-    steps = dataclasses.replace(window.steps, frames=window.steps.frames.numpy())
+    steps = window.steps.replace(frames=window.steps.frames.numpy())
     return dataclasses.replace(window, steps=steps)
 
 

@@ -2,6 +2,11 @@
 is recorded once and sequences are cut from the steps: ``gdi.runtime.steps`` and the data
 collector.)
 
+The arrays of a recorded step are stated once, in ``SCHEMA`` (name, one per observation or per
+transition, dtype, trailing shape): the actor's recorder, the chunks it ships, the collector's
+batches and the learner's tensors are built from it, so a new per-step field is one entry
+there plus the code that records it and the code that reads it.
+
 Each environment's steps form one continuous stream across episodes (environments auto-reset
 in the same step, see ``gdi.envs``). The stream is cut into windows of ``length = burn_in +
 seq_len`` transitions that start every ``stride`` steps (R2D2 overlaps windows by half), plus
@@ -32,36 +37,94 @@ bootstrap observation.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, Literal
 
 import numpy as np
 
-#: Arrays with one entry per observation: ``[length + 1, N, ...]``.
-OBS_FIELDS = ("obs", "resets", "prev_actions", "prev_rewards")
-#: Arrays with one entry per transition: ``[length, N, ...]``.
-STEP_FIELDS = (
-    "actions", "rewards", "dones", "behavior_log_probs", "lambdas", "versions",
-    "truncation_values",
+__all__ = ["FIELDS", "OBS_FIELDS", "SCHEMA", "STEP_FIELDS", "SequenceArrays", "SequenceBatch",
+           "StepDims", "StepField"]
+
+
+@dataclass(frozen=True)
+class StepDims:
+    """The sizes a recorded step's arrays take their trailing shapes from."""
+
+    frame_shape: tuple[int, ...]
+    """One observation's shape, or of its newest frame where observations stack frames."""
+    index_dim: int
+    """The number of λ's coordinates (the policy space's)."""
+    families: int
+    """Parameter families F (GDI-H³: 2)."""
+
+
+@dataclass(frozen=True)
+class StepField:
+    """One array of a recorded step, stated once: every form the step takes between the actor
+    and the loss (the recorder's buffers, a window's ``StepChunk``, the collector's batches,
+    the learner's tensors) is built from these."""
+
+    name: str
+    per: Literal["observation", "transition"]
+    """observation: one per observation (the network's inputs at ``obs[t]``; a sequence holds
+    ``length + 1``, the bootstrap observation's last); transition: one per step taken
+    (``length``)."""
+    dtype: Any
+    """Its numpy dtype; None: the observations' own."""
+    trailing: Literal["", "frame", "index", "families"] = ""
+    """Its shape past ``[time, environments]``: none, a frame's, λ's ``[index_dim]`` or one
+    per parameter family ``[F]``."""
+
+    def shape(self, dims: StepDims) -> tuple[int, ...]:
+        return {"": (), "frame": dims.frame_shape, "index": (dims.index_dim,),
+                "families": (dims.families,)}[self.trailing]
+
+    def numpy_dtype(self, obs_dtype) -> np.dtype:
+        return np.dtype(obs_dtype if self.dtype is None else self.dtype)
+
+
+#: The recorded step (alignment in the module docstring). ``obs`` comes first: where
+#: observations stack frames, a chunk and a ``FrameBatch`` hold its newest frame as ``frames``.
+SCHEMA: tuple[StepField, ...] = (
+    StepField("obs", "observation", None, "frame"),
+    StepField("resets", "observation", np.bool_),
+    StepField("prev_actions", "observation", np.int64),
+    StepField("prev_rewards", "observation", np.float32),
+    StepField("actions", "transition", np.int64),
+    StepField("rewards", "transition", np.float32),
+    StepField("dones", "transition", np.bool_),
+    StepField("behavior_log_probs", "transition", np.float32),
+    StepField("lambdas", "transition", np.float32, "index"),
+    StepField("versions", "transition", np.int64),
+    StepField("truncation_values", "transition", np.float32, "families"),
 )
+
+#: Arrays with one entry per observation: ``[length + 1, N, ...]``.
+OBS_FIELDS = tuple(f.name for f in SCHEMA if f.per == "observation")
+#: Arrays with one entry per transition: ``[length, N, ...]``.
+STEP_FIELDS = tuple(f.name for f in SCHEMA if f.per == "transition")
 FIELDS = (*OBS_FIELDS, *STEP_FIELDS, "initial_state")
 
 
-@dataclass
 class SequenceArrays:
-    """What every form of a batch of N sequences holds besides its observations (time-major;
-    ``initial_state`` batch-first ``[N, F, 2, H]``): ``SequenceBatch`` adds the stacked
-    observations, ``gdi.runtime.steps.FrameBatch`` their frames."""
+    """What every form of a batch of N sequences holds (time-major; ``initial_state``
+    batch-first ``[N, F, 2, H]``), one attribute per array: ``SequenceBatch`` the schema's
+    fields with stacked observations, ``gdi.runtime.steps.FrameBatch`` their frames. A form
+    names its arrays in ``fields``; building one with other arrays is a TypeError naming them."""
 
-    resets: np.ndarray
-    prev_actions: np.ndarray
-    prev_rewards: np.ndarray
-    actions: np.ndarray
-    rewards: np.ndarray
-    dones: np.ndarray
-    behavior_log_probs: np.ndarray
-    lambdas: np.ndarray
-    versions: np.ndarray
-    truncation_values: np.ndarray  # [length, N, F]
-    initial_state: np.ndarray
+    fields: tuple[str, ...] = ()
+
+    def __init__(self, **arrays: np.ndarray) -> None:
+        missing = [name for name in self.fields if name not in arrays]
+        extra = [name for name in arrays if name not in self.fields]
+        if missing or extra:
+            raise TypeError(f"a {type(self).__name__} holds {', '.join(self.fields)}; "
+                            f"missing: {', '.join(missing) or 'none'}, unknown: "
+                            f"{', '.join(extra) or 'none'}")
+        self.__dict__.update(arrays)
+
+    def __repr__(self) -> str:
+        shapes = ", ".join(f"{name}={getattr(self, name).shape}" for name in self.fields)
+        return f"{type(self).__name__}({shapes})"
 
     @property
     def size(self) -> int:
@@ -71,12 +134,18 @@ class SequenceArrays:
     def length(self) -> int:
         return self.actions.shape[0]
 
+    def as_dict(self) -> dict[str, np.ndarray]:
+        return {name: getattr(self, name) for name in self.fields}
 
-@dataclass
+    def replace(self, **changes: np.ndarray):
+        """The same form with ``changes`` made to these arrays (a shallow copy otherwise)."""
+        return type(self)(**{**self.as_dict(), **changes})
+
+
 class SequenceBatch(SequenceArrays):
     """N sequences with their observations, as the learner reads them."""
 
-    obs: np.ndarray
+    fields = FIELDS
 
     def column(self, i: int) -> SequenceBatch:
         """Sequence ``i`` as a batch of one (views, no copy)."""
@@ -94,6 +163,3 @@ class SequenceBatch(SequenceArrays):
         state = np.concatenate([b.initial_state for b in batches], axis=0,
                                out=None if out is None else out.initial_state)
         return out if out is not None else SequenceBatch(**joined, initial_state=state)
-
-    def as_dict(self) -> dict[str, np.ndarray]:
-        return {name: getattr(self, name) for name in FIELDS}

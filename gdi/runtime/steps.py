@@ -29,57 +29,65 @@ an episode in every environment.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 import torch
 
-from gdi.runtime.sequences import FIELDS, SequenceArrays, SequenceBatch
+from gdi.runtime.sequences import (
+    FIELDS,
+    OBS_FIELDS,
+    SCHEMA,
+    STEP_FIELDS,
+    SequenceArrays,
+    SequenceBatch,
+    StepDims,
+    StepField,
+)
+
+
+def chunk_name(field: str) -> str:
+    """A step field's name in a chunk: ``obs`` is held as ``frames`` (each step's observation,
+    or its newest frame when observations stack frames), the others as they are named."""
+    return "frames" if field == "obs" else field
+
 
 #: Per-step arrays of a chunk, ``[k, N, ...]``, in the order of ``SequenceBatch``'s fields.
-STEP_ARRAYS = (
-    "frames", "resets", "prev_actions", "prev_rewards", "actions", "rewards", "dones",
-    "behavior_log_probs", "lambdas", "versions", "truncation_values",
-)
+STEP_ARRAYS = tuple(chunk_name(name) for name in (*OBS_FIELDS, *STEP_FIELDS))
 #: The observation that follows the chunk's last step (``[N, ...]``): the bootstrap row of the
 #: sequences the chunk completes, and its next chunk's first step.
-NEXT_ARRAYS = ("next_frames", "next_resets", "next_prev_actions", "next_prev_rewards")
+NEXT_ARRAYS = tuple(f"next_{chunk_name(name)}" for name in OBS_FIELDS)
 
 
-@dataclass
 class StepChunk:
     """The steps one actor acted for a window, for each of its N environments, and the N
     sequences they complete (the last ``sequence_length`` steps of each stream, ending with
-    this chunk's last step)."""
+    this chunk's last step).
 
-    start: int
-    """Stream index of the chunk's first step (0: a new stream)."""
-    sequence_length: int
-    frame_stack: int
-    """Frames per observation (1: an observation is its own frame)."""
-    frames: np.ndarray
-    """``[k, N, *frame_shape]``: each step's observation, or its newest frame when stacked."""
-    resets: np.ndarray
-    prev_actions: np.ndarray
-    prev_rewards: np.ndarray
-    actions: np.ndarray
-    rewards: np.ndarray
-    dones: np.ndarray
-    behavior_log_probs: np.ndarray
-    lambdas: np.ndarray
-    versions: np.ndarray
-    truncation_values: np.ndarray
-    next_frames: np.ndarray
-    next_resets: np.ndarray
-    next_prev_actions: np.ndarray
-    next_prev_rewards: np.ndarray
-    initial_state: np.ndarray
-    """``[N, F, 2, H]``: the recurrent state before the first step of the sequences the chunk
-    completes (stream index ``end - sequence_length``)."""
-    history_frames: np.ndarray | None = None
-    """``[frame_stack − 1, N, *frame_shape]``: the frames before ``start``, for a chunk that
-    stands alone (a sequence converted from the stacked form); None: they are in the stream's
-    earlier chunks (or before its start, where they are zero)."""
+    Attributes: ``start`` (stream index of the chunk's first step; 0: a new stream),
+    ``sequence_length``, ``frame_stack`` (frames per observation; 1: an observation is its own
+    frame); each ``STEP_ARRAYS`` array ``[k, N, ...]`` (``frames``: each step's observation,
+    or its newest frame when stacked); each ``NEXT_ARRAYS`` array ``[N, ...]``;
+    ``initial_state`` ``[N, F, 2, H]``, the recurrent state before the first step of the
+    sequences the chunk completes (stream index ``end - sequence_length``); and
+    ``history_frames`` ``[frame_stack − 1, N, *frame_shape]``, the frames before ``start`` for
+    a chunk that stands alone (a sequence converted from the stacked form), None where they
+    are in the stream's earlier chunks (or before its start, where they are zero).
+
+    Built from keyword arguments with those names (what ``as_dict`` returns, the form
+    checkpoints hold); other names are a TypeError naming them."""
+
+    def __init__(self, *, start: int, sequence_length: int, frame_stack: int,
+                 initial_state: np.ndarray, history_frames: np.ndarray | None = None,
+                 **arrays: np.ndarray) -> None:
+        names = (*STEP_ARRAYS, *NEXT_ARRAYS)
+        missing = [name for name in names if name not in arrays]
+        extra = [name for name in arrays if name not in names]
+        if missing or extra:
+            raise TypeError(f"a StepChunk holds {', '.join(names)}; missing: "
+                            f"{', '.join(missing) or 'none'}, unknown: {', '.join(extra) or 'none'}")
+        self.start, self.sequence_length, self.frame_stack = start, sequence_length, frame_stack
+        self.__dict__.update(arrays)
+        self.initial_state = initial_state
+        self.history_frames = history_frames
 
     @property
     def steps(self) -> int:
@@ -107,6 +115,10 @@ class StepChunk:
     def as_dict(self) -> dict:
         return dict(vars(self))
 
+    def replace(self, **changes) -> StepChunk:
+        """A chunk with ``changes`` made to these arrays (a shallow copy otherwise)."""
+        return StepChunk(**{**self.as_dict(), **changes})
+
     @classmethod
     def from_sequences(cls, batch, frame_stack: int) -> StepChunk:
         """The chunk that holds a ``SequenceBatch``'s N sequences, standing alone, for
@@ -117,16 +129,13 @@ class StepChunk:
         # A copy of the newest frames: a view would keep the whole stacked array alive.
         frames = np.ascontiguousarray(obs[:, :, -1]) if frame_stack > 1 else obs
         history = np.moveaxis(obs[0, :, : frame_stack - 1], 1, 0) if frame_stack > 1 else None
+        per_observation = {"frames": frames, **{name: getattr(batch, name)
+                                                for name in OBS_FIELDS[1:]}}
         return cls(
             start=0, sequence_length=length, frame_stack=frame_stack,
-            frames=frames[:length], resets=batch.resets[:length],
-            prev_actions=batch.prev_actions[:length], prev_rewards=batch.prev_rewards[:length],
-            actions=batch.actions, rewards=batch.rewards, dones=batch.dones,
-            behavior_log_probs=batch.behavior_log_probs, lambdas=batch.lambdas,
-            versions=batch.versions, truncation_values=batch.truncation_values,
-            next_frames=frames[length], next_resets=batch.resets[length],
-            next_prev_actions=batch.prev_actions[length],
-            next_prev_rewards=batch.prev_rewards[length],
+            **{name: array[:length] for name, array in per_observation.items()},
+            **{f"next_{name}": array[length] for name, array in per_observation.items()},
+            **{name: getattr(batch, name) for name in STEP_FIELDS},
             initial_state=batch.initial_state,
             history_frames=None if history is None else np.ascontiguousarray(history),
         )
@@ -176,26 +185,22 @@ def _empty(shape: tuple[int, ...], dtype: torch.dtype, device: torch.device) -> 
 FRAME_FIELDS = ("frames", "history_resets", *FIELDS[1:])
 
 
-@dataclass
 class FrameBatch(SequenceArrays):
     """N sequences as a ``SequenceBatch`` holds them, but with their stacked observations left
     as frames, for the learner to rebuild on its device (``stacked_tensors``): for ALE's
-    4-frame stacks a quarter of the observation bytes to assemble and to copy there."""
+    4-frame stacks a quarter of the observation bytes to assemble and to copy there.
 
-    frames: np.ndarray
-    """``[stack − 1 + length + 1, N, *frame_shape]``: the ``stack − 1`` frames before each
-    sequence's first observation (zero before its stream's start), then the newest frame of
-    each observation, the bootstrap observation's last."""
-    history_resets: np.ndarray
-    """``[stack − 1, N]``: the episode starts of those first ``stack − 1`` frames' steps (the
-    observations' own are ``resets``)."""
+    In place of ``obs``: ``frames`` ``[stack − 1 + length + 1, N, *frame_shape]``, the
+    ``stack − 1`` frames before each sequence's first observation (zero before its stream's
+    start), then the newest frame of each observation, the bootstrap observation's last; and
+    ``history_resets`` ``[stack − 1, N]``, the episode starts of those first ``stack − 1``
+    frames' steps (the observations' own are ``resets``)."""
+
+    fields = FRAME_FIELDS
 
     @property
     def frame_stack(self) -> int:
         return self.history_resets.shape[0] + 1
-
-    def as_dict(self) -> dict[str, np.ndarray]:
-        return {name: getattr(self, name) for name in FRAME_FIELDS}
 
     def stacked(self) -> SequenceBatch:
         """The ``SequenceBatch`` of these sequences, its stacks rebuilt here on the host by the
@@ -226,7 +231,7 @@ class StepRecorder:
 
     def __init__(self, num_envs: int, length: int, stride: int, obs_shape: tuple[int, ...],
                  obs_dtype, frame_stack: int, index_dim: int,
-                 state_shape: tuple[int, ...]) -> None:
+                 state_shape: tuple[int, ...], schema: tuple[StepField, ...] = SCHEMA) -> None:
         if length < 1 or not 1 <= stride <= length:
             raise ValueError(f"need length >= 1 and 1 <= stride <= length, got {length}, {stride}")
         if frame_stack > 1 and (len(obs_shape) < 1 or obs_shape[0] != frame_stack):
@@ -236,20 +241,17 @@ class StepRecorder:
         self.frame_stack = frame_stack
         n = num_envs
         frame_shape = obs_shape[1:] if frame_stack > 1 else obs_shape
+        # The recurrent state is [F, 2, H]: one truncation value per family F.
+        dims = StepDims(tuple(frame_shape), index_dim, families=state_shape[0])
+        self.schema = schema
         # A chunk holds at most `length` steps (the first window of a stream).
         self._arrays = {
-            "frames": np.zeros((length, n, *frame_shape), dtype=obs_dtype),
-            "resets": np.zeros((length, n), dtype=bool),
-            "prev_actions": np.zeros((length, n), dtype=np.int64),
-            "prev_rewards": np.zeros((length, n), dtype=np.float32),
-            "actions": np.zeros((length, n), dtype=np.int64),
-            "rewards": np.zeros((length, n), dtype=np.float32),
-            "dones": np.zeros((length, n), dtype=bool),
-            "behavior_log_probs": np.zeros((length, n), dtype=np.float32),
-            "lambdas": np.zeros((length, n, index_dim), dtype=np.float32),
-            "versions": np.zeros((length, n), dtype=np.int64),
-            "truncation_values": np.zeros((length, n, state_shape[0]), dtype=np.float32),
+            chunk_name(field.name): np.zeros((length, n, *field.shape(dims)),
+                                             dtype=field.numpy_dtype(obs_dtype))
+            for field in schema
         }
+        self._next_dtypes = {f"next_{chunk_name(field.name)}": field.numpy_dtype(obs_dtype)
+                             for field in schema if field.per == "observation"}
         # Recurrent states of the last `length` steps: a sequence starts with one of them.
         self._states = np.zeros((length, n, *state_shape), dtype=np.float32)
         self.steps = 0  # stream index of the next step
@@ -258,14 +260,21 @@ class StepRecorder:
     def frame_of(self, obs: np.ndarray) -> np.ndarray:
         return obs[:, -1] if self.frame_stack > 1 else obs
 
-    def record(self, obs, resets, prev_actions, prev_rewards, state, actions,
-               behavior_log_probs, lambdas, version: int, rewards, dones,
-               truncation_values: np.ndarray | None = None) -> None:
-        """One step of every environment: what the actor saw (``obs`` ``[N, *obs_shape]``
-        and the network's other inputs), the recurrent ``state`` before it, what it did and
-        what came back (aligned as ``gdi.runtime.sequences`` states). ``truncation_values
-        [N, F]``: V_f of the final observation where a time limit cut the episode at this
-        step, 0 elsewhere; None when no episode was cut."""
+    def record(self, state: np.ndarray, **step) -> None:
+        """One step of every environment, one keyword per field of the schema
+        (``gdi.runtime.sequences.SCHEMA``): what the actor saw (``obs`` ``[N, *obs_shape]`` and
+        the network's other inputs), what it did and what came back (aligned as
+        ``gdi.runtime.sequences`` states), each ``[N, ...]`` or one value for all; and the
+        recurrent ``state`` before it. ``truncation_values [N, F]``: V_f of the final
+        observation where a time limit cut the episode at this step, 0 elsewhere (None: no
+        episode was cut)."""
+        names = [field.name for field in self.schema]
+        if set(step) != set(names):
+            missing = [name for name in names if name not in step]
+            extra = [name for name in step if name not in names]
+            raise TypeError(f"record takes the schema's fields {', '.join(names)}; missing: "
+                            f"{', '.join(missing) or 'none'}, unknown: {', '.join(extra) or 'none'}")
+        obs, resets = step["obs"], step["resets"]
         if self.frame_stack > 1 and self.steps == 0 and not np.all(resets):
             raise ValueError("a stream of stacked observations must start with an episode in "
                              "every environment (the frames before it are taken as zero)")
@@ -275,31 +284,33 @@ class StepRecorder:
                 "stores one frame per step and rebuilds stacks with zeros before an episode "
                 "start (ale-py's vector environment): this environment stacks otherwise")
         row = self.steps - self.chunk_start
-        values = {
-            "frames": self.frame_of(obs), "resets": resets, "prev_actions": prev_actions,
-            "prev_rewards": prev_rewards, "actions": actions, "rewards": rewards,
-            "dones": dones, "behavior_log_probs": behavior_log_probs, "lambdas": lambdas,
-            "versions": version,
-            "truncation_values": 0.0 if truncation_values is None else truncation_values,
-        }
-        for name, value in values.items():
-            self._arrays[name][row] = value
+        for name, value in step.items():
+            if name == "obs":
+                value = self.frame_of(value)
+            elif value is None and name == "truncation_values":
+                value = 0.0
+            self._arrays[chunk_name(name)][row] = value
         self._states[self.steps % self.length] = state
         self.steps += 1
 
-    def emit(self, next_obs, next_resets, next_prev_actions,
-             next_prev_rewards) -> StepChunk | None:
-        """The chunk of steps since the last one, if a window of sequences ends at this step."""
+    def emit(self, **next_observation) -> StepChunk | None:
+        """The chunk of steps since the last one, if a window of sequences ends at this step.
+        ``next_observation``: the observation that followed the step just recorded, one
+        keyword per per-observation field of the schema (``obs``, ``resets``, ...)."""
         if self.steps < self.length or (self.steps - self.length) % self.stride != 0:
             return None
         rows = self.steps - self.chunk_start
+        following = {}
+        for name, value in next_observation.items():
+            key = f"next_{chunk_name(name)}"
+            if key not in self._next_dtypes:
+                raise TypeError(f"emit takes the schema's per-observation fields; got {name!r}")
+            value = self.frame_of(value) if name == "obs" else value
+            following[key] = np.array(value, dtype=self._next_dtypes[key])
         chunk = StepChunk(
             start=self.chunk_start, sequence_length=self.length, frame_stack=self.frame_stack,
             **{name: array[:rows].copy() for name, array in self._arrays.items()},
-            next_frames=np.array(self.frame_of(next_obs)),
-            next_resets=np.array(next_resets, dtype=bool),
-            next_prev_actions=np.array(next_prev_actions, dtype=np.int64),
-            next_prev_rewards=np.array(next_prev_rewards, dtype=np.float32),
+            **following,
             initial_state=self._states[(self.steps - self.length) % self.length].copy(),
         )
         self.chunk_start = self.steps

@@ -88,7 +88,7 @@ class StackedSequenceBuilder:
         actions: np.ndarray,
         behavior_log_probs: np.ndarray,
         lambdas: np.ndarray,
-        version: int,
+        versions: int,
         rewards: np.ndarray,
         dones: np.ndarray,
         truncation_values: np.ndarray | None = None,
@@ -106,16 +106,16 @@ class StackedSequenceBuilder:
         self._dones[slot] = dones
         self._log_probs[slot] = behavior_log_probs
         self._lambdas[slot] = lambdas
-        self._versions[slot] = version
+        self._versions[slot] = versions
         self._truncation_values[slot] = 0.0 if truncation_values is None else truncation_values
         self.steps += 1
 
     def emit(
         self,
-        next_obs: np.ndarray,
-        next_resets: np.ndarray,
-        next_prev_actions: np.ndarray,
-        next_prev_rewards: np.ndarray,
+        obs: np.ndarray,
+        resets: np.ndarray,
+        prev_actions: np.ndarray,
+        prev_rewards: np.ndarray,
     ) -> SequenceBatch | None:
         """The window of the last ``length`` transitions, if one ends at this step."""
         if self.steps < self.length or (self.steps - self.length) % self.stride != 0:
@@ -126,10 +126,10 @@ class StackedSequenceBuilder:
             return np.concatenate([ring[order], np.asarray(last, dtype=ring.dtype)[None]], axis=0)
 
         return SequenceBatch(
-            obs=with_bootstrap(self._obs, next_obs),
-            resets=with_bootstrap(self._resets, next_resets),
-            prev_actions=with_bootstrap(self._prev_actions, next_prev_actions),
-            prev_rewards=with_bootstrap(self._prev_rewards, next_prev_rewards),
+            obs=with_bootstrap(self._obs, obs),
+            resets=with_bootstrap(self._resets, resets),
+            prev_actions=with_bootstrap(self._prev_actions, prev_actions),
+            prev_rewards=with_bootstrap(self._prev_rewards, prev_rewards),
             actions=self._actions[order],
             rewards=self._rewards[order],
             dones=self._dones[order],
@@ -164,11 +164,11 @@ class SequenceCutter:
         self.collector = ReplayCollector(1, 1, 1 << 20, 1, seed=0, frame_stack=frame_stack)
         self.chunks: list = []
 
-    def record(self, *args, **kwargs) -> None:
-        self.recorder.record(*args, **kwargs)
+    def record(self, state, truncation_values=None, **step) -> None:
+        self.recorder.record(state, truncation_values=truncation_values, **step)
 
-    def emit(self, *args) -> SequenceBatch | None:
-        chunk = self.recorder.emit(*args)
+    def emit(self, **next_observation) -> SequenceBatch | None:
+        chunk = self.recorder.emit(**next_observation)
         if chunk is None:
             return None
         self.chunks.append(chunk)

@@ -40,7 +40,7 @@ def next_window(actor: Actor) -> SequenceBatch:
 def poisoned(window):
     rewards = window.rewards.copy()
     rewards[-1, :] = np.nan  # the last reward of every sequence: each batch's loss is NaN
-    return dataclasses.replace(window, rewards=rewards)
+    return window.replace(rewards=rewards)
 
 
 def parameters(net: torch.nn.Module) -> list[torch.Tensor]:

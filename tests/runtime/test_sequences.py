@@ -24,15 +24,16 @@ def _stream(builder, steps: int, done_at: set[int]) -> list[SequenceBatch]:
             prev_actions=np.array([prev_action]), prev_rewards=np.array([prev_reward]),
             state=np.full((1, 1, 2, 3), t, dtype=np.float32), actions=np.array([t % 5]),
             behavior_log_probs=np.array([-0.1 * t]), lambdas=np.array([[10.0 + episode]]),
-            version=t // 7, rewards=np.array([float(t)]), dones=np.array([done]),
+            versions=t // 7, rewards=np.array([float(t)]), dones=np.array([done]),
         )
         if done:
             episode += 1
         reset = done
         prev_action = 0 if done else t % 5
         prev_reward = 0.0 if done else float(compress_reward(np.array(float(t))))
-        window = builder.emit(np.array([[t + 1]], dtype=np.float32), np.array([reset]),
-                              np.array([prev_action]), np.array([prev_reward]))
+        window = builder.emit(obs=np.array([[t + 1]], dtype=np.float32),
+                              resets=np.array([reset]), prev_actions=np.array([prev_action]),
+                              prev_rewards=np.array([prev_reward]))
         if window is not None:
             windows.append(window)
     return windows

@@ -69,7 +69,7 @@ class SyntheticStream:
                    state=self.rng.random((self.n, *self.state_shape)).astype(np.float32),
                    actions=actions, behavior_log_probs=-self.rng.random(self.n),
                    lambdas=self.rng.random((self.n, 3)).astype(np.float32),
-                   version=self.t // 3, rewards=rewards, dones=dones,
+                   versions=self.t // 3, rewards=rewards, dones=dones,
                    truncation_values=truncation)
         for recorder in recorders:
             recorder.record(**row)
@@ -81,8 +81,9 @@ class SyntheticStream:
         self.resets = dones
         self.prev_actions = np.where(dones, 0, actions)
         self.prev_rewards = np.where(dones, 0.0, compress_reward(rewards)).astype(np.float32)
-        after = (self.obs(), self.resets, self.prev_actions, self.prev_rewards)
-        return [recorder.emit(*after) for recorder in recorders]
+        after = dict(obs=self.obs(), resets=self.resets, prev_actions=self.prev_actions,
+                     prev_rewards=self.prev_rewards)
+        return [recorder.emit(**after) for recorder in recorders]
 
 
 def assert_same_batch(got: SequenceBatch, want: SequenceBatch) -> None:
@@ -240,14 +241,16 @@ def test_real_ale_stacks_are_rebuilt_exactly():
                        prev_rewards=zeros.astype(np.float32),
                        state=np.zeros((2, *STATE), np.float32), actions=actions,
                        behavior_log_probs=zeros, lambdas=np.zeros((2, 3), np.float32),
-                       version=0, rewards=zeros, dones=resets)
+                       versions=0, rewards=zeros, dones=resets,
+                       truncation_values=None)
             old.record(**row)
             new.record(**row)
             obs, _, terminated, truncated, _ = env.step(actions)
             resets = terminated | truncated
             starts += int(resets.sum())
-            after = (obs, resets, zeros.astype(np.int64), zeros.astype(np.float32))
-            want, chunk = old.emit(*after), new.emit(*after)
+            after = dict(obs=obs, resets=resets, prev_actions=zeros.astype(np.int64),
+                         prev_rewards=zeros.astype(np.float32))
+            want, chunk = old.emit(**after), new.emit(**after)
             if chunk is not None:
                 collector.add(chunk, actor=0)
                 assert_same_batch(collector.newest(2), want)
@@ -407,17 +410,73 @@ def test_a_window_of_ale_frames_is_at_least_eight_times_smaller():
     row = dict(obs=obs, resets=np.zeros(n, bool), prev_actions=np.zeros(n, np.int64),
                prev_rewards=np.zeros(n, np.float32), state=np.zeros((n, 1, 2, 512), np.float32),
                actions=np.zeros(n, np.int64), behavior_log_probs=np.zeros(n),
-               lambdas=np.zeros((n, 3), np.float32), version=0, rewards=np.zeros(n),
-               dones=np.zeros(n, bool))
+               lambdas=np.zeros((n, 3), np.float32), versions=0, rewards=np.zeros(n),
+               dones=np.zeros(n, bool), truncation_values=None)
     row["resets"] = np.ones(n, bool)
     sizes = []
     for t in range(length + stride):
         old.record(**row)
         new.record(**row)
         row["resets"] = np.zeros(n, bool)
-        after = (obs, row["resets"], row["prev_actions"], row["prev_rewards"])
-        want, chunk = old.emit(*after), new.emit(*after)
+        after = dict(obs=obs, resets=row["resets"], prev_actions=row["prev_actions"],
+                     prev_rewards=row["prev_rewards"])
+        want, chunk = old.emit(**after), new.emit(**after)
         if t == length + stride - 1:  # a window after the first: `stride` new steps
             sizes = (sum(a.nbytes for a in want.as_dict().values()), chunk.nbytes())
     assert sizes[0] / sizes[1] >= 8, sizes
     assert isinstance(chunk, StepChunk)
+
+
+# A subprocess: gdi.runtime.sequences with one more field in its SCHEMA (the one edit), then the
+# recorder (producer) records it and a learner's batch (consumer) reads it back.
+THROWAWAY = '''
+import importlib.util, sys
+import numpy as np
+name = "gdi.runtime.sequences"
+spec = importlib.util.find_spec(name)
+source = spec.loader.get_source(name)
+edited = source.replace(
+    '    StepField("truncation_values", "transition", np.float32, "families"),\\n',
+    '    StepField("truncation_values", "transition", np.float32, "families"),\\n'
+    '    StepField("throwaway", "transition", np.float32, "index"),\\n')
+assert edited != source
+module = importlib.util.module_from_spec(spec)
+sys.modules[name] = module
+exec(compile(edited, spec.origin, "exec"), module.__dict__)
+
+from gdi.runtime.collector import ReplayCollector
+from gdi.runtime.steps import StepRecorder
+
+n, length = 2, 4
+recorder = StepRecorder(n, length, length, (3,), np.float32, 1, 2, (1, 2, 8))
+collector = ReplayCollector(n, 1, 16, n, seed=0)
+for t in range(length):
+    recorder.record(
+        np.zeros((n, 1, 2, 8), np.float32), obs=np.full((n, 3), t, np.float32),
+        resets=np.full(n, t == 0), prev_actions=np.zeros(n, np.int64),
+        prev_rewards=np.zeros(n, np.float32), actions=np.zeros(n, np.int64),
+        rewards=np.ones(n), dones=np.zeros(n, bool), behavior_log_probs=np.zeros(n),
+        lambdas=np.ones((n, 2)), versions=0, truncation_values=None,
+        throwaway=np.stack([np.full(2, 10 * t + env) for env in range(n)]))
+chunk = recorder.emit(obs=np.zeros((n, 3), np.float32), resets=np.zeros(n, bool),
+                      prev_actions=np.zeros(n, np.int64), prev_rewards=np.zeros(n, np.float32))
+collector.add(chunk, actor=0)
+batch = collector.sample()
+expected = np.array([[[10 * t + env] * 2 for env in range(n)] for t in range(length)])
+assert batch.throwaway.shape == (length, n, 2) and batch.throwaway.dtype == np.float32
+assert np.array_equal(np.sort(batch.throwaway, axis=1), expected), batch.throwaway
+assert "throwaway" in batch.as_dict()
+print("ok")
+'''
+
+
+def test_a_new_per_step_field_is_one_edit_to_the_schema():
+    """Issue 43: the recorder's buffers, the window's chunk, the collector's batches and their
+    dict are built from gdi.runtime.sequences.SCHEMA; with one more field there (and nothing
+    else edited) a value recorded per step reaches the learner's batch."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", THROWAWAY], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
