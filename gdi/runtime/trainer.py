@@ -1,5 +1,6 @@
 """The learner side of a run, shared by every backend: data collector → learner → parameter
-server, plus the run's bookkeeping (frames, metrics rows, evaluation, checkpoints).
+server, plus the run's bookkeeping (frames, metrics rows, checkpoints) and its evaluations
+(``TrainingEvaluation``, a part the trainer calls).
 
 Backends differ only in how actors run and how their windows arrive; the driver loop
 (``gdi.runtime.driver``) hands every window to ``take_window``, runs ``train_while_ready`` and
@@ -40,6 +41,65 @@ def final_evaluation_recorded(run_dir: Path, frames: int) -> bool:
     return (Path(run_dir) / EVAL_DIR / f"{periodic_eval_name(frames)}.json").is_file()
 
 
+class TrainingEvaluation:
+    """The evaluations a run plays while it trains: every ``eval_every`` frames (``due``) and
+    at its end, each written to ``eval/`` and as a metrics row (``eval/mean_return``). The
+    policy is the population's: λ drawn from a copy of actor 0's E as last reported, never
+    updated by evaluation."""
+
+    def __init__(self, config: Config, env_config, run_dir: Path, writer: MetricsWriter) -> None:
+        self.config, self.env_config, self.run_dir, self.writer = (
+            config, env_config, run_dir, writer)
+        #: The frames at which the next periodic evaluation is due (None: none are).
+        self.next_due: int | None = config.eval_every if config.eval_every > 0 else None
+        #: The last evaluation's record (its frames, mean return and episodes), or None.
+        self.latest: dict | None = None
+
+    def due(self, frames: int) -> bool:
+        return self.next_due is not None and frames >= self.next_due
+
+    def controller(self, controller_state: dict | None):
+        """A copy of an actor's E (its reported state; a fresh E before any report) to draw
+        evaluation λ from."""
+        cfg = self.config
+        controller = build_controller(cfg, seeds.periodic_evaluation_lambda(cfg.seed))
+        if controller_state is not None:
+            controller.load_state_dict(controller_state)
+        return controller
+
+    def play(self, net: torch.nn.Module, frames: int, controller_state: dict | None,
+             should_stop: Callable[[], bool]) -> dict | None:
+        """Play the evaluation episodes of ``net`` at ``frames`` and record them
+        (eval/<frames>.json, eval/mean_return); the next periodic one is then due
+        ``eval_every`` frames on. None, recording nothing (and still due), when
+        ``should_stop`` interrupted them."""
+        device = next(net.parameters()).device
+        if device.type != "cpu":
+            import copy
+
+            net = copy.deepcopy(net).cpu()
+        controller = self.controller(controller_state)
+        seed = seeds.periodic_evaluation(self.config.seed)
+        results = play_episodes(
+            net, self.env_config, self.config.policy_space, controller.sample,
+            self.config.eval_episodes, seed, should_stop=should_stop,
+        )
+        if results is None:
+            return None
+        name = periodic_eval_name(frames)
+        write_eval_file(
+            self.run_dir, name, checkpoint=name, frames=frames, env=self.config.env,
+            policy=POLICY_DESCRIPTION, seed=seed, episodes=results,
+        )
+        mean_return = float(np.mean([r["return"] for r in results]))
+        self.writer.write(frames, {"eval/mean_return": mean_return,
+                                   "eval/episodes": len(results)})
+        self.latest = {"frames": frames, "mean_return": mean_return, "episodes": results}
+        while self.next_due is not None and self.next_due <= frames:
+            self.next_due += self.config.eval_every
+        return self.latest
+
+
 class Trainer:
     def __init__(
         self,
@@ -71,8 +131,7 @@ class Trainer:
         self.frames = 0
         self.episodes = 0
         self.next_log = config.log_every
-        self.next_eval = config.eval_every if config.eval_every > 0 else None
-        self.latest_evaluation: dict | None = None  # evaluate()'s last record, with its frames
+        self.evaluation = TrainingEvaluation(config, env_config, self.run_dir, self.writer)
         # Every actor's E as last reported (None until it reports): saved in checkpoints,
         # given to a restarted actor, and actor 0's is copied to draw evaluation λ from.
         self._controller_states: list[dict | None] = [None] * config.num_actors
@@ -233,11 +292,8 @@ class Trainer:
             self._log()
             while self.next_log <= self.frames:
                 self.next_log += self.config.log_every
-        if self.next_eval is not None and self.frames >= self.next_eval:
-            if self.evaluate() is None:
-                return  # abandoned for a stop: still due, for the run's resumption
-            while self.next_eval <= self.frames:
-                self.next_eval += self.config.eval_every
+        if self.evaluation.due(self.frames) and self.evaluate() is None:
+            return  # abandoned for a stop: still due, for the run's resumption
 
     def _log(self) -> None:
         now = time.perf_counter()
@@ -273,52 +329,21 @@ class Trainer:
         self._last_log_time, self._last_log_frames = now, self.frames
         self._last_log_steps = self.learner.steps
 
-    def evaluation_controller(self):
-        """A copy of actor 0's E to draw evaluation λ from (never updated by evaluation)."""
-        cfg = self.config
-        controller = build_controller(cfg, seeds.periodic_evaluation_lambda(cfg.seed))
-        state = self._controller_states[0]
-        if state is not None:
-            controller.load_state_dict(state)
-        return controller
-
-    def evaluate(self, name: str | None = None, episodes: int | None = None) -> dict | None:
-        """Play the evaluation episodes and record them (eval/<name>.json, eval/mean_return);
-        None, recording nothing, when ``should_stop`` interrupted them."""
+    def evaluate(self) -> dict | None:
+        """Play an evaluation of the learner's network now, with λ from actor 0's E (see
+        ``TrainingEvaluation.play``); its time counts as the run's ``eval`` phase."""
         start = time.perf_counter()
-        net = self.learner.net
-        device = next(net.parameters()).device
-        if device.type != "cpu":
-            import copy
-
-            net = copy.deepcopy(net).cpu()
-        controller = self.evaluation_controller()
-        seed = seeds.periodic_evaluation(self.config.seed)
-        results = play_episodes(
-            net, self.env_config, self.config.policy_space, controller.sample,
-            episodes or self.config.eval_episodes, seed, should_stop=self.should_stop,
-        )
-        if results is None:
+        try:
+            return self.evaluation.play(self.learner.net, self.frames, self._controller_states[0],
+                                        self.should_stop)
+        finally:
             self._timers["eval"] += time.perf_counter() - start
-            return None
-        name = name or periodic_eval_name(self.frames)
-        write_eval_file(
-            self.run_dir, name, checkpoint=name, frames=self.frames, env=self.config.env,
-            policy=POLICY_DESCRIPTION, seed=seed, episodes=results,
-        )
-        mean_return = float(np.mean([r["return"] for r in results]))
-        self.writer.write(self.frames, {"eval/mean_return": mean_return,
-                                        "eval/episodes": len(results)})
-        self._timers["eval"] += time.perf_counter() - start
-        self.latest_evaluation = {"frames": self.frames, "mean_return": mean_return,
-                                  "episodes": results}
-        return self.latest_evaluation
 
     def final_evaluation(self) -> dict | None:
         """The run's closing evaluation: the periodic one when it was made at these very frames
         (a budget that is a multiple of ``eval_every``; playing it again would give the same
         episodes, same network and seed), else a new one; None when a stop interrupted it."""
-        latest = self.latest_evaluation
+        latest = self.evaluation.latest
         if latest is not None and latest["frames"] == self.frames:
             return latest
         return self.evaluate()
@@ -342,7 +367,7 @@ class Trainer:
             "trainer": {
                 "episodes": self.episodes,
                 "next_log": self.next_log,
-                "next_eval": self.next_eval,
+                "next_eval": self.evaluation.next_due,
                 "acc_loss": dict(self._acc_loss),
                 "acc_episodes": self._acc_episodes,
                 "lag": self._lag,
@@ -372,7 +397,8 @@ class Trainer:
         self.frames = self._last_checkpoint_frames = payload["frames"]
         self.learner.load_state_dict(payload["learner"])
         t = payload["trainer"]
-        self.episodes, self.next_log, self.next_eval = t["episodes"], t["next_log"], t["next_eval"]
+        self.episodes, self.next_log = t["episodes"], t["next_log"]
+        self.evaluation.next_due = t["next_eval"]
         self._acc_loss = defaultdict(list, t["acc_loss"])
         self._acc_episodes = list(t["acc_episodes"])
         self._lag = list(t["lag"])
