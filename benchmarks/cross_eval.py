@@ -57,10 +57,12 @@ def parse_cell(text: str) -> tuple[str, list[Path]]:
     one line when the form is wrong or the glob finds no run."""
     label, sep, pattern = text.partition("=")
     if not sep or not label or not pattern:
-        raise ValueError(f"--cell {text!r}: give LABEL=RUN_GLOB, e.g. 'E=runs/grid/breakout__gdi-i3__*'")
+        raise ValueError(f"--cell {text!r}: give LABEL=RUN_GLOB, e.g. "
+                         f"'E=runs/grid/breakout__gdi-i3__*'")
     runs = sorted(Path(p) for p in glob.glob(pattern) if (Path(p) / "config.json").is_file())
     if not runs:
-        raise ValueError(f"--cell {text!r}: {pattern!r} names no run folder (none with a config.json)")
+        raise ValueError(f"--cell {text!r}: {pattern!r} names no run folder (none with a "
+                         f"config.json)")
     return label, runs
 
 

@@ -295,8 +295,9 @@ def load_agent(
     if policy not in POLICIES:
         raise ValueError(f"unknown policy {policy!r}; allowed: {', '.join(POLICIES)}")
     if (policy == FIXED) != (fixed_lambda is not None):
-        raise ValueError("policy 'fixed' plays the λ given as fixed_lambda (--fixed-lambda), and only "
-                         f"it takes one; got policy {policy!r} with fixed_lambda={fixed_lambda!r}")
+        raise ValueError("policy 'fixed' plays the λ given as fixed_lambda (--fixed-lambda), "
+                         f"and only it takes one; got policy {policy!r} with "
+                         f"fixed_lambda={fixed_lambda!r}")
     device = _usable_device(device)
     config, path, payload = resolve_checkpoint(run_dir, checkpoint, allow_foreign_checkpoint)
     env_config = resolve_env(config.env, protocol=config.protocol, **config.env_overrides)

@@ -10,7 +10,7 @@ One family is, as in R2D2 (Kapturowski et al. 2019) on an IMPALA torso:
     obs[t] ── torso ── e_t ───────┐
     one-hot prev_action[t] ───────┼── LSTM ── h_t ──┬── head → A(s_t, ·)  [A]
     prev_reward[t] ───────────────┘                 ├── head → V(s_t)     [1]
-                                                    └ (head → L(s_t, ·)   [A], policy_head="separate")
+                                                    └── head → L(s_t, ·)  [A]  (separate only)
     (e_t, e_{t+1}, a_t) ── dynamics heads → predictions (training only; the losses are
                                              gdi.learning.auxiliary's)
 

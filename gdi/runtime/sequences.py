@@ -42,7 +42,7 @@ from typing import Any, Literal
 import numpy as np
 
 __all__ = ["FIELDS", "OBS_FIELDS", "SCHEMA", "STEP_FIELDS", "SequenceArrays", "SequenceBatch",
-           "StepDims", "StepField"]
+           "StepDims", "StepField", "check_names"]
 
 
 @dataclass(frozen=True)
@@ -105,6 +105,16 @@ STEP_FIELDS = tuple(f.name for f in SCHEMA if f.per == "transition")
 FIELDS = (*OBS_FIELDS, *STEP_FIELDS, "initial_state")
 
 
+def check_names(what: str, expected: tuple[str, ...], given) -> None:
+    """TypeError unless ``given`` (names) are ``expected``, naming the missing and the unknown
+    ones: one message for every form built from the schema."""
+    missing = [name for name in expected if name not in given]
+    extra = [name for name in given if name not in expected]
+    if missing or extra:
+        raise TypeError(f"{what} holds {', '.join(expected)}; missing: "
+                        f"{', '.join(missing) or 'none'}, unknown: {', '.join(extra) or 'none'}")
+
+
 class SequenceArrays:
     """What every form of a batch of N sequences holds (time-major; ``initial_state``
     batch-first ``[N, F, 2, H]``), one attribute per array: ``SequenceBatch`` the schema's
@@ -114,12 +124,7 @@ class SequenceArrays:
     fields: tuple[str, ...] = ()
 
     def __init__(self, **arrays: np.ndarray) -> None:
-        missing = [name for name in self.fields if name not in arrays]
-        extra = [name for name in arrays if name not in self.fields]
-        if missing or extra:
-            raise TypeError(f"a {type(self).__name__} holds {', '.join(self.fields)}; "
-                            f"missing: {', '.join(missing) or 'none'}, unknown: "
-                            f"{', '.join(extra) or 'none'}")
+        check_names(f"a {type(self).__name__}", self.fields, arrays)
         self.__dict__.update(arrays)
 
     def __repr__(self) -> str:

@@ -41,6 +41,7 @@ from gdi.runtime.sequences import (
     SequenceBatch,
     StepDims,
     StepField,
+    check_names,
 )
 
 
@@ -78,12 +79,7 @@ class StepChunk:
     def __init__(self, *, start: int, sequence_length: int, frame_stack: int,
                  initial_state: np.ndarray, history_frames: np.ndarray | None = None,
                  **arrays: np.ndarray) -> None:
-        names = (*STEP_ARRAYS, *NEXT_ARRAYS)
-        missing = [name for name in names if name not in arrays]
-        extra = [name for name in arrays if name not in names]
-        if missing or extra:
-            raise TypeError(f"a StepChunk holds {', '.join(names)}; missing: "
-                            f"{', '.join(missing) or 'none'}, unknown: {', '.join(extra) or 'none'}")
+        check_names("a StepChunk", (*STEP_ARRAYS, *NEXT_ARRAYS), arrays)
         self.start, self.sequence_length, self.frame_stack = start, sequence_length, frame_stack
         self.__dict__.update(arrays)
         self.initial_state = initial_state
@@ -268,12 +264,7 @@ class StepRecorder:
         recurrent ``state`` before it. ``truncation_values [N, F]``: V_f of the final
         observation where a time limit cut the episode at this step, 0 elsewhere (None: no
         episode was cut)."""
-        names = [field.name for field in self.schema]
-        if set(step) != set(names):
-            missing = [name for name in names if name not in step]
-            extra = [name for name in step if name not in names]
-            raise TypeError(f"record takes the schema's fields {', '.join(names)}; missing: "
-                            f"{', '.join(missing) or 'none'}, unknown: {', '.join(extra) or 'none'}")
+        check_names("a recorded step", tuple(field.name for field in self.schema), step)
         obs, resets = step["obs"], step["resets"]
         if self.frame_stack > 1 and self.steps == 0 and not np.all(resets):
             raise ValueError("a stream of stacked observations must start with an episode in "
