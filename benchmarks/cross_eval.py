@@ -22,7 +22,6 @@ Written beside ``--out``: the table as .md and every run's score as .csv.
 from __future__ import annotations
 
 import argparse
-import csv
 import glob
 import json
 import sys
@@ -32,7 +31,9 @@ from pathlib import Path
 
 import numpy as np
 
+from gdi.evaluation import markdown
 from gdi.evaluation.aggregates import Interval
+from gdi.evaluation.report_io import ReportFiles
 from gdi.run_files import FIXED, eval_folder, eval_name, lambda_text, latest_checkpoint
 
 UNIFORM = "uniform"
@@ -117,10 +118,6 @@ def difference_interval(a: np.ndarray, b: np.ndarray, reps: int, seed: int) -> I
     return Interval(point, float(ci.low), float(ci.high))
 
 
-def _interval(i: Interval) -> str:
-    return f"{i.point:.2f} [{i.low:.2f}, {i.high:.2f}]"
-
-
 def cross_table(cells: dict[str, dict[str, list[float]]], policies: Sequence[Policy],
                 reps: int, seed: int) -> str:
     labels = list(cells)
@@ -128,14 +125,16 @@ def cross_table(cells: dict[str, dict[str, list[float]]], policies: Sequence[Pol
                         for label in labels)]
     if len(labels) >= 2:
         head.append(f"{labels[0]} − {labels[1]}")
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    rows = []
     for policy in policies:
         scores = [np.asarray(cells[label][policy.label]) for label in labels]
-        row = [policy.label, *(_interval(mean_interval(s, reps, seed)) for s in scores)]
+        row = [policy.label,
+               *(markdown.fmt_interval(*mean_interval(s, reps, seed)) for s in scores)]
         if len(labels) >= 2:
-            row.append(_interval(difference_interval(scores[0], scores[1], reps, seed)))
-        lines.append("| " + " | ".join(row) + " |")
-    return "\n".join(lines) + "\n"
+            row.append(markdown.fmt_interval(*difference_interval(scores[0], scores[1], reps,
+                                                                   seed)))
+        rows.append(row)
+    return markdown.table(head, rows)
 
 
 def cross_figure(cells: dict[str, dict[str, list[float]]], policies: Sequence[Policy],
@@ -205,8 +204,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 for run in runs:
                     score = run_score(run, policy, args.episodes, args.seed)
                     scores.append(score)
-                    rows.append({"cell": label, "run": str(run), "policy": policy.label,
-                                 "mean_return": score})
+                    rows.append([label, str(run), policy.label, score])
                     print(f"{label}: {run.name}: {policy.label}: {score:.2f}", flush=True)
                 cells[label][policy.label] = scores
     except (ValueError, FileNotFoundError) as err:
@@ -214,13 +212,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     table = cross_table(cells, policies, args.reps, args.seed)
     print(table)
-    from gdi.atomic import write_text
-
-    write_text(args.out.with_suffix(".md"), table)
-    with args.out.with_suffix(".csv").open("w", newline="", encoding="utf-8") as out:
-        writer = csv.DictWriter(out, fieldnames=["cell", "run", "policy", "mean_return"])
-        writer.writeheader()
-        writer.writerows(rows)
+    files = ReportFiles(args.out.parent)
+    files.text(args.out.with_suffix(".md").name, table)
+    files.csv(args.out.with_suffix(".csv").name, ["cell", "run", "policy", "mean_return"], rows)
     cross_figure(cells, policies, args.reps, args.seed, args.out)
     print(f"wrote {args.out} and its .md, .csv")
     return 0
