@@ -362,12 +362,11 @@ def checked_lambda(value: Sequence[float], config) -> np.ndarray:
     if lam.shape != (space.dim,) or not np.isfinite(lam).all():
         raise ValueError(f"--fixed-lambda for policy space {space.name!r} is {space.dim} finite "
                          f"numbers ({', '.join(space.index_names)}), got {value!r}")
-    for name, x, (low, high) in zip(space.index_names, lam, space.lambda_bounds(config.families),
-                                    strict=True):
-        if x < low or (high is not None and x > high):
-            allowed = f"[{low:g}, {high:g}]" if high is not None else f">= {low:g}"
-            raise ValueError(f"--fixed-lambda: {name} = {x:g} is outside what policy space "
-                             f"{space.name!r} takes: {name} in {allowed}")
+    outside = space.outside_bounds(np.stack([lam, lam], axis=1), config.families)
+    if outside is not None:
+        name, x, _, allowed = outside
+        raise ValueError(f"--fixed-lambda: {name} = {x:g} is outside what policy space "
+                         f"{space.name!r} takes: {name} in {allowed}")
     return lam
 
 

@@ -87,18 +87,27 @@ class PolicySpace:
         """Where λ must lie with ``families`` parameter families (a family index depends on it)."""
         return self.bounds
 
-    def check_lambda_box(self, box: np.ndarray, families: int) -> None:
-        """ValueError unless every λ in ``box`` ``[k, 2]`` (E's reach) is a valid index."""
+    def outside_bounds(self, box: np.ndarray, families: int
+                       ) -> tuple[str, float, float, str] | None:
+        """The first coordinate of ``box`` ``[k, 2]`` (low, high per coordinate of λ) that
+        leaves the space's bounds with ``families`` families, as (its name, its low, its high,
+        what the space allows); None when the whole box is valid."""
         for name, (lo, hi), (low, high) in zip(
             self.index_names, np.asarray(box, np.float64), self.lambda_bounds(families),
             strict=True,
         ):
             if lo < low or (high is not None and hi > high):
                 allowed = f"[{low:g}, {high:g}]" if high is not None else f">= {low:g}"
-                raise ValueError(
-                    f"E reaches {name} in [{lo:g}, {hi:g}], but policy space {self.name!r} "
-                    f"takes {name} in {allowed}"
-                )
+                return name, float(lo), float(hi), allowed
+        return None
+
+    def check_lambda_box(self, box: np.ndarray, families: int) -> None:
+        """ValueError unless every λ in ``box`` ``[k, 2]`` (E's reach) is a valid index."""
+        outside = self.outside_bounds(box, families)
+        if outside is not None:
+            name, lo, hi, allowed = outside
+            raise ValueError(f"E reaches {name} in [{lo:g}, {hi:g}], but policy space "
+                             f"{self.name!r} takes {name} in {allowed}")
 
     def default_box(self, families: int) -> tuple[tuple[float, float], ...]:
         """The box E searches by default with ``families`` parameter families."""
