@@ -288,9 +288,13 @@ def load_agent(
         fixed_lambda: The λ every episode plays with ``policy="fixed"`` (one number per
             coordinate of the run's policy space; only that policy takes one).
     """
-    from gdi.envs import resolve_env
     from gdi.runtime.checkpoint import checkpoint_controller_state
-    from gdi.runtime.components import build_controller, build_network, env_shapes
+    from gdi.runtime.components import (
+        build_controller,
+        build_network,
+        env_shapes,
+        resolve_run_env,
+    )
 
     if policy not in POLICIES:
         raise ValueError(f"unknown policy {policy!r}; allowed: {', '.join(POLICIES)}")
@@ -300,7 +304,7 @@ def load_agent(
                          f"fixed_lambda={fixed_lambda!r}")
     device = _usable_device(device)
     config, path, payload = resolve_checkpoint(run_dir, checkpoint, allow_foreign_checkpoint)
-    env_config = resolve_env(config.env, protocol=config.protocol, **config.env_overrides)
+    env_config = resolve_run_env(config)
     shapes = env_shapes(env_config, config.seed)
     net = build_network(config, shapes)
     try:

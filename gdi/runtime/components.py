@@ -16,6 +16,12 @@ from gdi.runtime import seeds
 from gdi.runtime.actor import Actor
 
 
+def resolve_run_env(config: Config):
+    """The run's environment as its config gives it: the spec, the ALE protocol and the
+    run's own overrides on top."""
+    return resolve_env(config.env, protocol=config.protocol, **config.env_overrides)
+
+
 def build_network(config: Config, spec: EnvShapes):
     return build(
         spec.obs_shape, spec.num_actions, torso=config.torso, lstm_units=config.lstm_units,
@@ -41,7 +47,7 @@ def build_actor(config: Config, actor_id: int, shapes: EnvShapes, *, incarnation
     if controller_state is not None:
         controller.load_state_dict(controller_state)
     if env_config is None:
-        env_config = resolve_env(config.env, protocol=config.protocol, **config.env_overrides)
+        env_config = resolve_run_env(config)
     # The actor's network on actor_device (auto resolved in the actor's own process).
     net = build_network(config, shapes).to(resolve_device(config.actor_device))
     return Actor(actor_id, config, env_config, net, controller, seed)

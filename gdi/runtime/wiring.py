@@ -22,7 +22,6 @@ from rich.console import Console
 
 from gdi.atomic import StorageError
 from gdi.config import PLACEMENT_FIELDS, Config, check_learner_device
-from gdi.envs import resolve_env
 from gdi.policy_space import get_policy_space
 from gdi.runtime.backend import backend_class
 from gdi.runtime.checkpoint import latest_valid_checkpoint
@@ -32,6 +31,7 @@ from gdi.runtime.components import (
     flush_denormals,
     learner_device,
     learner_threads,
+    resolve_run_env,
 )
 from gdi.runtime.driver import checkpoint, drive
 from gdi.runtime.learner import Learner
@@ -143,7 +143,7 @@ def _train(config: Config, run_dir: Path | str | None, resume: bool, stop: StopR
     check_wandb(config)  # W&B asked for but not installed: said before any folder is made
     payload, notes = None, []
     say = StartUpLines(show_progress)
-    env_config = resolve_env(config.env, protocol=config.protocol, **config.env_overrides)
+    env_config = resolve_run_env(config)
     if not resume:
         check_budget_reaches_training(config, env_config.frames_per_step)
     if resume:
