@@ -113,7 +113,6 @@ class Trainer:
         tensorboard: bool = True,
     ) -> None:
         self.config = config
-        self.env_config = env_config
         self.run_dir = Path(run_dir)
         self.learner = learner
         self.server = server
