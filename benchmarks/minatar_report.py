@@ -239,15 +239,12 @@ def normalized_by_baseline(finals: dict[tuple[str, str], tuple], reps: int,
             notes.append(f"{preset_label(preset)}: no finished runs on "
                          f"{', '.join(sorted(set(games) - set(have)))}; its ratio covers "
                          f"{', '.join(have)} only")
-        common = sorted(set.intersection(*(set(finals[(g, preset)][0]) for g in have)))
+        common = seeds_on_every_game(finals, preset, have)
         if not common:
             notes.append(f"{preset_label(preset)}: no seed finished on every game; left out")
             continue
-        matrix = np.array([[finals[(g, preset)][1][finals[(g, preset)][0].index(s)]
-                            for g in have] for s in common])
-        base_seeds = sorted(set.intersection(*(set(finals[(g, BASELINE)][0]) for g in have)))
-        base = np.array([[finals[(g, BASELINE)][1][finals[(g, BASELINE)][0].index(s)]
-                          for g in have] for s in base_seeds])
+        matrix = final_matrix(finals, preset, have, common)
+        base = final_matrix(finals, BASELINE, have, seeds_on_every_game(finals, BASELINE, have))
         per_game = matrix.mean(axis=0) / np.array([reference[g] for g in have])
         results.append(Normalized(preset, have, common, per_game,
                                   ratio_interval(matrix, base, reps, seed)))
@@ -336,11 +333,19 @@ def seeds_on_every_game(finals: dict, cell: str, games: Sequence[str]) -> list[i
     return sorted(set.intersection(*have)) if len(have) == len(games) else []
 
 
+def final_matrix(finals: dict, cell: str, games: Sequence[str],
+                 seeds: Sequence[int]) -> np.ndarray:
+    """``seeds × games`` final returns of one cell."""
+    return np.array([[finals[(g, cell)][1][finals[(g, cell)][0].index(s)] for g in games]
+                     for s in seeds])
+
+
 def normalized_matrix(finals: dict, cell: str, games: Sequence[str], scale: Scale,
                       seeds: Sequence[int]) -> np.ndarray:
     """``seeds × games`` normalized final scores of one cell."""
-    return np.array([[float(scale(g, finals[(g, cell)][1][finals[(g, cell)][0].index(s)]))
-                      for g in games] for s in seeds])
+    raw = final_matrix(finals, cell, games, seeds)
+    return np.array([[float(scale(g, value)) for g, value in zip(games, row, strict=True)]
+                     for row in raw])
 
 
 def time_to_fraction(run: RunEvals, game: str, scale: Scale,
