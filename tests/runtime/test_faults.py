@@ -78,7 +78,7 @@ def test_a_full_disk_while_checkpointing_is_one_line_and_keeps_earlier_ones(
 
 
 def test_ctrl_c_during_start_up_is_not_swallowed(tmp_path, capsys, monkeypatch):
-    real_resolve_env = wiring.resolve_env
+    real_resolve_env = wiring.resolve_run_env
 
     def resolve_env_importing_like_minatar(*args, **kwargs):
         try:  # minatar imports matplotlib inside a bare `except:`: a Ctrl-C there is swallowed
@@ -88,7 +88,7 @@ def test_ctrl_c_during_start_up_is_not_swallowed(tmp_path, capsys, monkeypatch):
             pass
         return real_resolve_env(*args, **kwargs)
 
-    monkeypatch.setattr(wiring, "resolve_env", resolve_env_importing_like_minatar)
+    monkeypatch.setattr(wiring, "resolve_run_env", resolve_env_importing_like_minatar)
     before = signal.getsignal(signal.SIGINT)
     run = tmp_path / "run"
     with pytest.raises(SystemExit) as exit_info:
