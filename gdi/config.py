@@ -98,7 +98,11 @@ class Config:
     (normal, std √(2/fan_in), zero biases), pytorch (PyTorch's default), he_zero_residual (he
     with each residual block starting as the identity; impala_deep). The paper gives none."""
     lstm_units: int = 256
-    """Units of the LSTM core."""
+    """Units of the core (the LSTM's, or the feedforward layer's)."""
+    core: Literal["lstm", "feedforward"] = "lstm"
+    """The core between torso and heads: lstm (the paper's, with burn-in from stored state) or
+    feedforward (one ReLU layer without memory, as Sample Factory's Atari APPO; not in the
+    paper: the frame stack is the only memory)."""
     head_hidden: int = 0
     """Hidden ReLU units of the A and V heads (and of L, policy_head=separate; R2D2's dueling
     heads: 512); 0: linear heads."""
@@ -322,7 +326,7 @@ def _validate(cfg: Config) -> None:
     if not 0 <= cfg.pg_clip < 1:
         raise ValueError(f"pg_clip must be in [0, 1) (0: the paper's policy gradient), got "
                          f"{cfg.pg_clip!r}")
-    for name in ("pg_advantage_norm", "policy_head"):
+    for name in ("pg_advantage_norm", "policy_head", "core"):
         allowed = typing.get_args(typing.get_type_hints(Config)[name])
         if getattr(cfg, name) not in allowed:
             raise ValueError(f"{name} must be one of {', '.join(allowed)}, got "

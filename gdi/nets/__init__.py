@@ -7,7 +7,7 @@ and inverse dynamics). The runtime calls :func:`build` and the :class:`GDINetwor
 ``initial_state``, ``forward`` and ``dynamics_predictions``.
 """
 
-from gdi.nets.core import LSTMCore
+from gdi.nets.core import CORES, FeedForwardCore, LSTMCore
 from gdi.nets.dynamics import ForwardDynamicsHead, InverseDynamicsHead
 from gdi.nets.network import POLICY_HEADS, FamilyNetwork, GDINetwork, NetOutputs, build
 from gdi.nets.torsos import (
@@ -21,9 +21,11 @@ from gdi.nets.torsos import (
 )
 
 __all__ = [
+    "CORES",
     "POLICY_HEADS",
     "TORSOS",
     "FamilyNetwork",
+    "FeedForwardCore",
     "ForwardDynamicsHead",
     "GDINetwork",
     "ImpalaDeepTorso",

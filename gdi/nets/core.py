@@ -1,4 +1,5 @@
-"""The recurrent core: an LSTM whose state is zeroed at episode starts, time-major.
+"""The core between the torso and the heads: an LSTM whose state is zeroed at episode starts
+(the paper's), or a feedforward layer without memory (not in the paper); time-major.
 
 Paper: App. "Hyperparameters" ("LSTM Units: 256", "Burn-in 40", "Seq-length 80", "Burn-in
 Stored Recurrent State: Yes"), the R2D2 recipe (Kapturowski et al. 2019): the actor stores the
@@ -19,6 +20,12 @@ step where *any* batch entry resets, and:
   same weights, zeroing the state at reset steps.
 
 Both equal the per-step definition (tested against an ``LSTMCell`` loop with the same weights).
+
+:class:`FeedForwardCore` (``core="feedforward"``, issue 41's screen; not in the paper) is one
+linear layer and a ReLU on each step's input alone, the shape of Sample Factory's Atari APPO,
+whose network has no recurrence (its frame stack of 4 carries the motion). It takes and returns
+the same ``[B, 2, H]`` state as the LSTM so that actors, the recorded steps and the learner's
+burn-in stay as they are; it never reads it, and hands back the state it was given.
 """
 
 from __future__ import annotations
@@ -26,7 +33,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-__all__ = ["LSTMCore"]
+__all__ = ["CORES", "FeedForwardCore", "LSTMCore", "make_core"]
 
 
 class LSTMCore(nn.Module):
@@ -106,3 +113,43 @@ class LSTMCore(nn.Module):
             h, c = torch.lstm_cell(x_t, (h, c), *weights)
             outs.append(h)
         return torch.stack(outs), torch.stack((h, c), dim=1)
+
+
+class FeedForwardCore(nn.Module):
+    """``[T, B, input_size]`` → ``ReLU(W x + b)`` ``[T, B, hidden_size]``, each step alone.
+
+    Same call as :class:`LSTMCore`; the state ``[B, 2, H]`` is checked and returned as given
+    (never read), so that nothing outside the network knows which core it has.
+    """
+
+    def __init__(self, input_size: int, hidden_size: int):
+        super().__init__()
+        self.input_size = input_size
+        self.hidden_size = hidden_size
+        self.linear = nn.Linear(input_size, hidden_size)
+
+    def forward(
+        self, x: torch.Tensor, reset: torch.Tensor, state: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """``x [T, B, I]`` → ``(ReLU(linear(x)) [T, B, H], state)``; ``reset [T, B]`` is
+        accepted for the LSTM's signature and has nothing to reset."""
+        if x.dim() != 3 or x.shape[2] != self.input_size:
+            raise ValueError(f"x must be [T, B, {self.input_size}], got {tuple(x.shape)}")
+        if state.shape != (x.shape[1], 2, self.hidden_size):
+            raise ValueError(
+                f"state must be [B, 2, H] = {(x.shape[1], 2, self.hidden_size)}, got "
+                f"{tuple(state.shape)}"
+            )
+        return torch.relu(self.linear(x)), state
+
+
+#: The cores by name (``gdi.config.Config.core``; tests/nets check that the two agree, so that
+#: gdi.nets imports nothing above it).
+CORES = {"lstm": LSTMCore, "feedforward": FeedForwardCore}
+
+
+def make_core(name: str, input_size: int, hidden_size: int) -> nn.Module:
+    """The core ``name`` (:data:`CORES`); a ValueError naming it and the allowed names."""
+    if name not in CORES:
+        raise ValueError(f"core must be one of {', '.join(CORES)}, got {name!r}")
+    return CORES[name](input_size, hidden_size)

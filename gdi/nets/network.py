@@ -18,6 +18,8 @@ One family is, as in R2D2 (Kapturowski et al. 2019) on an IMPALA torso:
 ``policy_head="separate"`` adds a third head L beside A and V, as ACER (Wang et al. 2017) keeps
 a policy head beside its Q head: π_λ is built from L, and A is left to the Q loss (not in the
 paper; docs/paper-choices.md). ``NetOutputs.logits`` is what π_λ reads either way.
+``core="feedforward"`` puts one ReLU layer of the same width where the LSTM is, with no memory
+(as Sample Factory's Atari APPO; not in the paper): the recurrent state passes through unread.
 
 A head is one linear layer (``head_hidden=0``) or, as R2D2's dueling heads, a hidden ReLU
 layer of ``head_hidden`` units and then a linear layer. The paper does not describe its
@@ -46,7 +48,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from gdi.nets.core import LSTMCore
+from gdi.nets.core import CORES, make_core
 from gdi.nets.dynamics import ForwardDynamicsHead, InverseDynamicsHead
 from gdi.nets.torsos import TORSOS, check_init, make_torso, preprocess_observations
 
@@ -78,7 +80,7 @@ class DynamicsPredictions(NamedTuple):
 
 
 class FamilyNetwork(nn.Module):
-    """One parameter family θ_f: torso, LSTM core, A and V heads, optional policy head L and
+    """One parameter family θ_f: torso, core (LSTM or feedforward), A and V heads, optional policy head L and
     dynamics heads."""
 
     def __init__(
@@ -92,12 +94,14 @@ class FamilyNetwork(nn.Module):
         head_hidden: int = 0,
         torso_init: str = "auto",
         policy_head: str = "advantage",
+        core: str = "lstm",
     ):
         super().__init__()
         self.torso = make_torso(torso, obs_shape, init=torso_init, **torso_kwargs)
         self.embedding_size = self.torso.output_size
-        # LSTM input: [e_t, one-hot a_{t−1}, r_{t−1}] (R2D2).
-        self.core = LSTMCore(self.embedding_size + num_actions + 1, lstm_units)
+        # Core input: [e_t, one-hot a_{t−1}, r_{t−1}] (R2D2); the LSTM (the paper's) or a
+        # feedforward layer of the same width (gdi.nets.core.FeedForwardCore).
+        self.core = make_core(core, self.embedding_size + num_actions + 1, lstm_units)
         self.adv_head = _head(lstm_units, head_hidden, num_actions)
         self.value_head = _head(lstm_units, head_hidden, 1)
         if policy_head == "separate":
@@ -154,7 +158,7 @@ class GDINetwork(nn.Module):
     with :func:`build`.
 
     Attributes: ``families`` (F), ``num_actions`` (A), ``lstm_units`` (H), ``embedding_size``
-    (E), ``obs_shape``, ``torso``, ``aux``, ``policy_head``; ``family_nets[f]`` is family f's
+    (E), ``obs_shape``, ``torso``, ``aux``, ``policy_head``, ``core``; ``family_nets[f]`` is family f's
     :class:`FamilyNetwork`.
     """
 
@@ -172,6 +176,7 @@ class GDINetwork(nn.Module):
         head_hidden: int = 0,
         torso_init: str = "auto",
         policy_head: str = "advantage",
+        core: str = "lstm",
     ):
         super().__init__()
         self.obs_shape = tuple(obs_shape)
@@ -183,10 +188,11 @@ class GDINetwork(nn.Module):
         self.aux = aux
         self.head_hidden = head_hidden
         self.policy_head = policy_head
+        self.core = core
         self.family_nets = nn.ModuleList(
             FamilyNetwork(
                 self.obs_shape, num_actions, torso, lstm_units, aux, torso_kwargs, head_hidden,
-                torso_init, policy_head,
+                torso_init, policy_head, core,
             )
             for _ in range(families)
         )
@@ -326,6 +332,7 @@ def build(
     head_hidden: int = 0,
     torso_init: str = "auto",
     policy_head: str = "advantage",
+    core: str = "lstm",
 ) -> GDINetwork:
     """The GDI network for observations of ``obs_shape`` and ``num_actions`` discrete actions.
 
@@ -339,7 +346,9 @@ def build(
     0 makes them linear. ``torso_init`` initializes the torso's layers
     (:data:`gdi.nets.torsos.INITIALIZATIONS`; ``auto``: He for ``nature``, PyTorch's default for
     the others). ``policy_head``: ``advantage`` (the paper: π_λ's logits are A) or
-    ``separate`` (a policy head L beside A and V; π_λ's logits are L).
+    ``separate`` (a policy head L beside A and V; π_λ's logits are L). ``core``: ``lstm`` (the
+    paper's) or ``feedforward`` (one ReLU layer of ``lstm_units`` without memory; the state
+    passes through unread: :class:`gdi.nets.core.FeedForwardCore`).
 
     Raises:
       ValueError: naming the bad value and what is allowed.
@@ -372,6 +381,8 @@ def build(
     if policy_head not in POLICY_HEADS:
         raise ValueError(f"policy_head must be one of {', '.join(POLICY_HEADS)}, got "
                          f"{policy_head!r}")
+    if core not in CORES:
+        raise ValueError(f"core must be one of {', '.join(CORES)}, got {core!r}")
     if torso_kwargs is not None and not isinstance(torso_kwargs, dict):
         raise ValueError(f"torso_kwargs must be a dict or None, got {type(torso_kwargs).__name__}")
     return GDINetwork(
@@ -380,4 +391,5 @@ def build(
         aux=bool(aux), torso_kwargs=dict(torso_kwargs or {}),
         obs_scale=None if obs_scale is None else float(obs_scale),
         head_hidden=int(head_hidden), torso_init=torso_init, policy_head=policy_head,
+        core=core,
     )

@@ -27,7 +27,7 @@ def build_network(config: Config, spec: EnvShapes):
         spec.obs_shape, spec.num_actions, torso=config.torso, lstm_units=config.lstm_units,
         families=config.families, aux=config.aux_tasks, obs_scale=spec.obs_scale,
         head_hidden=config.head_hidden, torso_init=config.torso_init,
-        policy_head=config.policy_head,
+        policy_head=config.policy_head, core=config.core,
     )
 
 

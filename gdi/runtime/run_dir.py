@@ -85,6 +85,7 @@ FIELDS_ADDED_LATER = {
     "wandb_project": "",  # before it, no run went to Weights & Biases
     "protocol": "paper",  # before it, the paper's ALE settings (env_overrides on top)
     "policy_head": "advantage",  # before it, π_λ always read A (the paper)
+    "core": "lstm",  # before it, every network had the paper's LSTM
 }
 
 

@@ -100,3 +100,64 @@ def test_core_rejects_bad_shapes():
         core(torch.zeros(2, 1, 3), torch.zeros(2, 1), torch.zeros(1, 2, 4))
     with pytest.raises(ValueError, match="state must be"):
         core(torch.zeros(2, 1, 3), torch.zeros(2, 1, dtype=torch.bool), torch.zeros(1, 4))
+
+
+# The feedforward core (core="feedforward", not in the paper)
+
+
+def test_the_feedforward_core_is_relu_of_one_linear_layer_per_step_and_passes_the_state():
+    """Each step's output is max(0, W x_t + b), computed here as a loop of dot products; the
+    state comes back as it went in, whatever the resets."""
+    from gdi.nets import FeedForwardCore
+
+    torch.manual_seed(0)
+    core = FeedForwardCore(5, 3)
+    x = torch.randn(4, 2, 5)
+    state = torch.randn(2, 2, 3)
+    reset = torch.tensor([[True, False], [False, True], [False, False], [True, True]])
+    out, new_state = core(x, reset, state)
+    weight, bias = core.linear.weight.detach(), core.linear.bias.detach()
+    expected = torch.zeros(4, 2, 3, dtype=torch.float64)
+    magnitude = 0.0  # the largest sum of |terms|: cancellation can leave outputs near 0
+    for t in range(4):
+        for b in range(2):
+            for unit in range(3):
+                terms = [float(weight[unit, i]) * float(x[t, b, i]) for i in range(5)]
+                terms.append(float(bias[unit]))
+                expected[t, b, unit] = max(0.0, sum(terms))
+                magnitude = max(magnitude, sum(abs(term) for term in terms))
+    assert_close(out.detach(), expected, dtype=torch.float32, terms=6, magnitude=magnitude)
+    assert new_state is state
+
+
+def test_the_feedforward_core_has_no_memory():
+    """Changing an earlier step's input leaves every later output unchanged (the LSTM's
+    would change)."""
+    from gdi.nets import FeedForwardCore
+
+    torch.manual_seed(1)
+    x = torch.randn(6, 3, 4)
+    later = x.clone()
+    later[0] += 5.0
+    reset = torch.zeros(6, 3, dtype=torch.bool)
+    for core, remembers in ((FeedForwardCore(4, 8), False), (LSTMCore(4, 8), True)):
+        state = torch.zeros(3, 2, 8)
+        out, _ = core(x, reset, state)
+        out_changed, _ = core(later, reset, state)
+        assert torch.equal(out[1:], out_changed[1:]) is not remembers
+
+
+def test_the_cores_are_the_configs_choices():
+    import typing
+
+    from gdi.config import Config
+    from gdi.nets import CORES
+
+    assert tuple(CORES) == typing.get_args(typing.get_type_hints(Config)["core"])
+
+
+def test_an_unknown_core_is_refused_by_name():
+    from gdi.nets import build
+
+    with pytest.raises(ValueError, match=r"core must be one of lstm, feedforward, got 'gru'"):
+        build((4,), 2, torso="mlp", lstm_units=8, core="gru")

@@ -1,6 +1,6 @@
 """policy_head="separate" (issue 41, not in the paper): π_λ reads a policy head L of its own
 beside A and V, in the actors, the learner and a loaded agent, from the command line to the
-checkpoint."""
+checkpoint; and core="feedforward" (the same issue's screen) the same way."""
 
 import json
 
@@ -48,5 +48,24 @@ def test_a_run_with_a_policy_head_trains_it_and_its_agent_reads_it(tmp_path):
     agent = load_agent(run)  # the checkpoint holds L, and the agent acts from it
     assert agent.net.policy_head == "separate"
     assert any(name.startswith("family_nets.0.policy_head.") for name in agent.net.state_dict())
+    agent.reset(2)
+    assert agent.act(np.zeros((2, 4), np.float32)).shape == (2,)
+
+
+def test_a_run_with_the_feedforward_core_trains_and_its_agent_has_it(tmp_path):
+    """core=feedforward (issue 41's screen, not in the paper) from the command line to the
+    checkpoint: the run learns (finite losses), and the loaded agent's network has the
+    feedforward layer and no LSTM weights."""
+    run = tmp_path / "run"
+    main(["train", "--env", "gym:CartPole-v1", "--frames", "800", "--seed", "1",
+          "--backend", "inline", "--run-dir", str(run), "--set", *TINY, "core=feedforward"])
+    assert json.loads((run / "config.json").read_text())["core"] == "feedforward"
+    rows = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
+    losses = [row["losses/total"] for row in rows if "losses/total" in row]
+    assert losses and all(np.isfinite(losses))
+    agent = load_agent(run)
+    names = agent.net.state_dict()
+    assert "family_nets.0.core.linear.weight" in names
+    assert not any(".lstm." in name for name in names)
     agent.reset(2)
     assert agent.act(np.zeros((2, 4), np.float32)).shape == (2,)
