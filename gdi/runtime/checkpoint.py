@@ -13,6 +13,7 @@ passed over. Nothing is ever deleted on the user's behalf except checkpoints old
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import torch
@@ -22,6 +23,7 @@ from gdi.run_files import CHECKPOINT_DIR, checkpoint_name, latest_checkpoint, li
 
 __all__ = [
     "FORMAT_VERSION",
+    "CheckpointSchedule",
     "SET_ASIDE_SUFFIX",
     "checkpoint_controller_state",
     "checkpoint_controller_states",
@@ -38,6 +40,27 @@ FORMAT_VERSION = 1
 #: but never loaded or counted among the ``keep`` most recent again (a corrupt file that still
 #: sorted newest would otherwise outlive the valid checkpoints written after it).
 SET_ASIDE_SUFFIX = ".corrupt"
+
+
+class CheckpointSchedule:
+    """When a run checkpoints: every ``checkpoint_every_s`` seconds or
+    ``checkpoint_every_frames`` frames since the last checkpoint (or the start), whichever
+    comes first."""
+
+    def __init__(self, config) -> None:
+        self.every_s = config.checkpoint_every_s
+        self.every_frames = config.checkpoint_every_frames
+        self._last_time = time.monotonic()
+        self._last_frames = 0
+
+    def due(self, frames: int) -> bool:
+        return (time.monotonic() - self._last_time >= self.every_s
+                or frames - self._last_frames >= self.every_frames)
+
+    def saved(self, frames: int) -> None:
+        """A checkpoint at ``frames`` was written (or restored): the next is due from here."""
+        self._last_time = time.monotonic()
+        self._last_frames = frames
 
 
 def save_checkpoint(run_dir: Path, frames: int, payload: dict, keep: int) -> Path:

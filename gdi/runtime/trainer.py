@@ -1,6 +1,7 @@
 """The learner side of a run, shared by every backend: data collector → learner → parameter
-server, plus the run's bookkeeping (frames, metrics rows, checkpoints) and its evaluations
-(``TrainingEvaluation``, a part the trainer calls).
+server, and the parts it calls: the metrics rows (``TrainingLog``), the evaluations
+(``TrainingEvaluation``) and when to checkpoint (``CheckpointSchedule``); the checkpoint's
+contents are the trainer's ``state_dict``.
 
 Backends differ only in how actors run and how their windows arrive; the driver loop
 (``gdi.runtime.driver``) hands every window to ``take_window``, runs ``train_while_ready`` and
@@ -10,97 +11,41 @@ lets ``periodic`` do the rest.
 from __future__ import annotations
 
 import time
-from collections import defaultdict, deque
 from collections.abc import Callable
 from pathlib import Path
 
-import numpy as np
 import torch
 
 from gdi.config import Config
-from gdi.run_files import EVAL_DIR, OBSERVATIONS_FILE
+from gdi.run_files import OBSERVATIONS_FILE
 from gdi.runtime import seeds
 from gdi.runtime.actor import EpisodeRecord, Window
 from gdi.runtime.backend import ActorTurns
-from gdi.runtime.checkpoint import checkpoint_controller_states, save_checkpoint
+from gdi.runtime.checkpoint import (
+    CheckpointSchedule,
+    checkpoint_controller_states,
+    save_checkpoint,
+)
 from gdi.runtime.collector import ReplayCollector
-from gdi.runtime.components import build_controller
 from gdi.runtime.errors import LearnerDiverged
-from gdi.runtime.evaluator import POLICY_DESCRIPTION, play_episodes
 from gdi.runtime.learner import Learner
 from gdi.runtime.reservoir import StageReservoir
 from gdi.runtime.run_dir import MetricsWriter
 from gdi.runtime.sequences import SequenceBatch
 from gdi.runtime.steps import StepChunk
-from gdi.scores import periodic_eval_name, write_eval_file
+from gdi.runtime.training_evaluation import TrainingEvaluation, final_evaluation_recorded
+from gdi.runtime.training_log import TrainingLog
 
-
-def final_evaluation_recorded(run_dir: Path, frames: int) -> bool:
-    """Whether the run's evaluation at ``frames`` was recorded (a stop during the final
-    evaluation records nothing: a resume plays it)."""
-    return (Path(run_dir) / EVAL_DIR / f"{periodic_eval_name(frames)}.json").is_file()
-
-
-class TrainingEvaluation:
-    """The evaluations a run plays while it trains: every ``eval_every`` frames (``due``) and
-    at its end, each written to ``eval/`` and as a metrics row (``eval/mean_return``). The
-    policy is the population's: λ drawn from a copy of actor 0's E as last reported, never
-    updated by evaluation."""
-
-    def __init__(self, config: Config, env_config, run_dir: Path, writer: MetricsWriter) -> None:
-        self.config, self.env_config, self.run_dir, self.writer = (
-            config, env_config, run_dir, writer)
-        #: The frames at which the next periodic evaluation is due (None: none are).
-        self.next_due: int | None = config.eval_every if config.eval_every > 0 else None
-        #: The last evaluation's record (its frames, mean return and episodes), or None.
-        self.latest: dict | None = None
-
-    def due(self, frames: int) -> bool:
-        return self.next_due is not None and frames >= self.next_due
-
-    def controller(self, controller_state: dict | None):
-        """A copy of an actor's E (its reported state; a fresh E before any report) to draw
-        evaluation λ from."""
-        cfg = self.config
-        controller = build_controller(cfg, seeds.periodic_evaluation_lambda(cfg.seed))
-        if controller_state is not None:
-            controller.load_state_dict(controller_state)
-        return controller
-
-    def play(self, net: torch.nn.Module, frames: int, controller_state: dict | None,
-             should_stop: Callable[[], bool]) -> dict | None:
-        """Play the evaluation episodes of ``net`` at ``frames`` and record them
-        (eval/<frames>.json, eval/mean_return); the next periodic one is then due
-        ``eval_every`` frames on. None, recording nothing (and still due), when
-        ``should_stop`` interrupted them."""
-        device = next(net.parameters()).device
-        if device.type != "cpu":
-            import copy
-
-            net = copy.deepcopy(net).cpu()
-        controller = self.controller(controller_state)
-        seed = seeds.periodic_evaluation(self.config.seed)
-        results = play_episodes(
-            net, self.env_config, self.config.policy_space, controller.sample,
-            self.config.eval_episodes, seed, should_stop=should_stop,
-        )
-        if results is None:
-            return None
-        name = periodic_eval_name(frames)
-        write_eval_file(
-            self.run_dir, name, checkpoint=name, frames=frames, env=self.config.env,
-            policy=POLICY_DESCRIPTION, seed=seed, episodes=results,
-        )
-        mean_return = float(np.mean([r["return"] for r in results]))
-        self.writer.write(frames, {"eval/mean_return": mean_return,
-                                   "eval/episodes": len(results)})
-        self.latest = {"frames": frames, "mean_return": mean_return, "episodes": results}
-        while self.next_due is not None and self.next_due <= frames:
-            self.next_due += self.config.eval_every
-        return self.latest
+__all__ = ["Trainer", "TrainingEvaluation", "final_evaluation_recorded"]
 
 
 class Trainer:
+    """The learner side of one run: takes the actors' windows (frames, episodes, E's states,
+    sequences into the data collector), steps the learner while the collector is ready and
+    pushes its parameters, and calls its parts when due: ``log`` (TrainingLog),
+    ``evaluation`` (TrainingEvaluation), ``checkpoints`` (CheckpointSchedule; ``save`` writes
+    ``state_dict``)."""
+
     def __init__(
         self,
         config: Config,
@@ -129,29 +74,18 @@ class Trainer:
                                     wandb_project=config.wandb_project, config=config)
         self.frames = 0
         self.episodes = 0
-        self.next_log = config.log_every
+        self.log = TrainingLog(config, self.writer, index_names, parallel_actors)
         self.evaluation = TrainingEvaluation(config, env_config, self.run_dir, self.writer)
+        self.checkpoints = CheckpointSchedule(config)
         # Every actor's E as last reported (None until it reports): saved in checkpoints,
         # given to a restarted actor, and actor 0's is copied to draw evaluation λ from.
         self._controller_states: list[dict | None] = [None] * config.num_actors
         self.actor_restarts = 0
         self.turns = ActorTurns(config.num_actors)  # which idle actor the driver asks next
         self.recent_returns: list[float] = []  # for the progress bar
-        self._acc_loss: dict[str, list[float]] = defaultdict(list)
-        self._acc_episodes: list[EpisodeRecord] = []
-        self._lag: list[float] = []  # since the last metrics row
-        self._recent_lag: deque[float] = deque(maxlen=20)  # for the progress bar
-        self._timers: dict[str, float] = defaultdict(float)
-        self._actor_timers: dict[str, float] = defaultdict(float)
-        self.parallel_actors = parallel_actors  # each with its own wall clock
         # Asked during an evaluation, so that a stop request does not wait for its episodes
         # (the training loop sets it to its stop request's state).
         self.should_stop: Callable[[], bool] = lambda: False
-        self._last_log_time = time.perf_counter()
-        self._last_log_frames = 0
-        self._last_log_steps = 0
-        self._last_checkpoint_time = time.monotonic()
-        self._last_checkpoint_frames = 0
         self._messages: list[str] = []  # warnings for the user (take_messages)
         self.learner_intact = True  # False while a learner step is under way
         self._skipped_in_a_row = 0
@@ -162,7 +96,7 @@ class Trainer:
         episodes that ended (to meta.jsonl) and the sequences (to the data collector)."""
         self.frames += window.frames
         self._controller_states[window.actor_id] = window.controller_state
-        self.add_actor_times(window.phase_seconds)
+        self.log.add_actor_times(window.phase_seconds)
         self.record_episodes(window.episodes)
         self.ingest(window.steps, window.actor_id)
 
@@ -184,8 +118,8 @@ class Trainer:
     def record_episodes(self, episodes: list[EpisodeRecord]) -> None:
         for ep in episodes:
             self.writer.write_episode(self.frames, ep.actor, ep.lam, ep.episode_return, ep.length)
-            self._acc_episodes.append(ep)
             self.recent_returns.append(ep.episode_return)
+        self.log.add_episodes(episodes)
         self.episodes += len(episodes)
         del self.recent_returns[:-100]
 
@@ -209,16 +143,13 @@ class Trainer:
             metrics = self.learner.step(batch, self.progress)
             self.learner_intact = True
             self._check_skipped("losses/skipped_nonfinite" in metrics)
-            for key, value in metrics.items():
-                self._acc_loss[key].append(value)
             lag = self.learner.steps - batch.versions[self.config.burn_in:].mean()
-            self._lag.append(float(lag))
-            self._recent_lag.append(float(lag))
+            self.log.add_step(metrics, float(lag))
             pushed = time.perf_counter()
-            self._timers["learner"] += pushed - start
+            self.log.add_time("learner", pushed - start)
             if self.learner.steps % self.config.push_every == 0:
                 self.server.push(self.learner.net, self.learner.steps)
-                self._timers["push"] += time.perf_counter() - pushed
+                self.log.add_time("push", time.perf_counter() - pushed)
             done += 1
         return done
 
@@ -273,60 +204,20 @@ class Trainer:
 
     def add_time(self, phase: str, seconds: float) -> None:
         """Seconds the learner process spent in ``phase`` (logged as perf/{phase}_share)."""
-        self._timers[phase] += seconds
-
-    def add_actor_times(self, phase_seconds: dict[str, float]) -> None:
-        """Seconds an actor spent per phase (``Actor.take_phase_seconds``), logged as
-        perf/actor_{phase}_share: the share of an actor's wall time, averaged over the
-        ``parallel_actors`` actors that run in parallel (1 when they share this process)."""
-        for phase, seconds in phase_seconds.items():
-            self._actor_timers[phase] += seconds
+        self.log.add_time(phase, seconds)
 
     @property
     def policy_lag(self) -> float:
-        return float(np.mean(self._recent_lag)) if self._recent_lag else 0.0
+        return self.log.policy_lag
 
     def periodic(self, force_log: bool = False) -> None:
-        if self.frames >= self.next_log or (force_log and self.frames > self._last_log_frames):
-            self._log()
-            while self.next_log <= self.frames:
-                self.next_log += self.config.log_every
+        """The metrics row and the evaluation, each when due (``force_log``: a row of
+        whatever came since the last one, the run's last)."""
+        if self.log.due(self.frames, force=force_log):
+            self.log.write(self.frames, self.learner.steps, self.episodes, len(self.collector),
+                           self.actor_restarts)
         if self.evaluation.due(self.frames) and self.evaluate() is None:
             return  # abandoned for a stop: still due, for the run's resumption
-
-    def _log(self) -> None:
-        now = time.perf_counter()
-        elapsed = max(now - self._last_log_time, 1e-9)
-        row: dict[str, float] = {"learner_steps": self.learner.steps, "episodes": self.episodes}
-        eps = self._acc_episodes
-        if eps:
-            row["charts/episodic_return"] = float(np.mean([e.episode_return for e in eps]))
-            row["charts/episodic_return_max"] = float(np.max([e.episode_return for e in eps]))
-            row["charts/episode_length"] = float(np.mean([e.length for e in eps]))
-            lams = np.array([e.lam for e in eps], dtype=np.float64)
-            for i, name in enumerate(self.index_names):
-                row[f"meta/{name}_mean"] = float(lams[:, i].mean())
-                row[f"meta/{name}_std"] = float(lams[:, i].std())
-        for key, values in self._acc_loss.items():
-            row[key] = float(np.mean(values))
-        row["perf/policy_lag"] = float(np.mean(self._lag)) if self._lag else 0.0
-        row["perf/replay_size"] = len(self.collector)
-        row["perf/fps"] = (self.frames - self._last_log_frames) / elapsed
-        row["perf/learner_steps_per_s"] = (self.learner.steps - self._last_log_steps) / elapsed
-        for phase, seconds in self._timers.items():
-            row[f"perf/{phase}_share"] = seconds / elapsed
-        for phase, seconds in self._actor_timers.items():
-            row[f"perf/actor_{phase}_share"] = seconds / (elapsed * self.parallel_actors)
-        row["perf/actor_restarts"] = self.actor_restarts
-        self.writer.write(self.frames, row)
-        self.writer.flush()
-        self._acc_loss.clear()
-        self._acc_episodes = []
-        self._lag = []
-        self._timers.clear()
-        self._actor_timers.clear()
-        self._last_log_time, self._last_log_frames = now, self.frames
-        self._last_log_steps = self.learner.steps
 
     def evaluate(self) -> dict | None:
         """Play an evaluation of the learner's network now, with λ from actor 0's E (see
@@ -336,7 +227,7 @@ class Trainer:
             return self.evaluation.play(self.learner.net, self.frames, self._controller_states[0],
                                         self.should_stop)
         finally:
-            self._timers["eval"] += time.perf_counter() - start
+            self.log.add_time("eval", time.perf_counter() - start)
 
     def final_evaluation(self) -> dict | None:
         """The run's closing evaluation: the periodic one when it was made at these very frames
@@ -348,31 +239,24 @@ class Trainer:
         return self.evaluate()
 
     def checkpoint_due(self) -> bool:
-        """Every checkpoint_every_s seconds or checkpoint_every_frames frames, whichever first."""
-        return (time.monotonic() - self._last_checkpoint_time >= self.config.checkpoint_every_s
-                or self.frames - self._last_checkpoint_frames
-                >= self.config.checkpoint_every_frames)
+        return self.checkpoints.due(self.frames)
 
-    def save(self, actor_states: list[dict] | None = None) -> Path:
-        """Write a checkpoint. The format is the same whatever the backend: the config, the
-        frame count, the learner (network, optimizer, schedule), the trainer's counters, the
-        torch RNG and every actor's E (``controllers``). With ``actor_states`` (the inline
-        backend's ``Backend.actor_states``: every actor's full state) it is exact: the actors
-        (``actors``) and the data collector's contents (``collector``) are saved too."""
+    def state_dict(self, actor_states: list[dict] | None = None) -> dict:
+        """What a checkpoint holds; the format is the same whatever the backend: the config,
+        the frame count, the learner (network, optimizer, schedule), the trainer's counters
+        and its log's accumulators, the torch RNG and every actor's E (``controllers``). With
+        ``actor_states`` (the inline backend's ``Backend.actor_states``: every actor's full
+        state) it is exact: the actors (``actors``) and the data collector's contents
+        (``collector``) are saved too."""
         payload = {
             "config": self.config.to_dict(),
             "frames": self.frames,
             "learner": self.learner.state_dict(),
             "trainer": {
                 "episodes": self.episodes,
-                "next_log": self.next_log,
+                **self.log.state_dict(),
                 "next_eval": self.evaluation.next_due,
-                "acc_loss": dict(self._acc_loss),
-                "acc_episodes": self._acc_episodes,
-                "lag": self._lag,
                 "recent_returns": self.recent_returns,
-                "last_log_frames": self._last_log_frames,
-                "last_log_steps": self._last_log_steps,
                 "actor_restarts": self.actor_restarts,
                 "turns": self.turns.state_dict(),
             },
@@ -384,25 +268,27 @@ class Trainer:
             payload["collector"] = self.collector.state_dict()
         if self.reservoir is not None:
             payload["reservoir"] = self.reservoir.state_dict()
+        return payload
+
+    def save(self, actor_states: list[dict] | None = None) -> Path:
+        """Write a checkpoint of ``state_dict(actor_states)`` (and the reservoir's states)."""
+        payload = self.state_dict(actor_states)
         self.writer.flush()
         path = save_checkpoint(self.run_dir, self.frames, payload, self.config.keep_checkpoints)
         if self.reservoir is not None:
             self.reservoir.save(self.run_dir / OBSERVATIONS_FILE)
-        self._last_checkpoint_time = time.monotonic()
-        self._last_checkpoint_frames = self.frames
+        self.checkpoints.saved(self.frames)
         return path
 
     def restore(self, payload: dict) -> None:
-        self.frames = self._last_checkpoint_frames = payload["frames"]
+        self.frames = payload["frames"]
+        self.checkpoints.saved(self.frames)
         self.learner.load_state_dict(payload["learner"])
         t = payload["trainer"]
-        self.episodes, self.next_log = t["episodes"], t["next_log"]
+        self.episodes = t["episodes"]
+        self.log.load_state_dict(t)
         self.evaluation.next_due = t["next_eval"]
-        self._acc_loss = defaultdict(list, t["acc_loss"])
-        self._acc_episodes = list(t["acc_episodes"])
-        self._lag = list(t["lag"])
         self.recent_returns = list(t["recent_returns"])
-        self._last_log_frames, self._last_log_steps = t["last_log_frames"], t["last_log_steps"]
         self.actor_restarts = t.get("actor_restarts", 0)
         if "turns" in t:  # checkpoints written before ActorTurns start everyone afresh
             self.turns.load_state_dict(t["turns"])

@@ -169,22 +169,22 @@ def test_sigterm_during_a_local_run_leaves_a_loadable_checkpoint(tmp_path):
 def test_a_stop_during_the_final_evaluation_is_played_on_resume(tmp_path, monkeypatch):
     # Issue 45 item 3: SIGTERM while the final evaluation plays kept the checkpoint and
     # recorded nothing, and the resume then refused the run as "already finished".
-    from gdi.runtime import trainer as trainer_module
+    from gdi.runtime import training_evaluation as evaluation_module
 
-    play = trainer_module.play_episodes
+    play = evaluation_module.play_episodes
 
     def terminated_while_playing(*args, **kwargs):
         os.kill(os.getpid(), signal.SIGTERM)  # a real signal, to the run's own handler
         return play(*args, **kwargs)
 
     config = tiny_config(frames=400, eval_every=0)
-    monkeypatch.setattr(trainer_module, "play_episodes", terminated_while_playing)
+    monkeypatch.setattr(evaluation_module, "play_episodes", terminated_while_playing)
     cut = train(config, tmp_path / "run", show_progress=False, tensorboard=False)
     assert cut.interrupted and cut.frames >= 400 and cut.final_eval_return is None
     assert not list((cut.run_dir / "eval").glob("*.json"))
     checkpoints = sorted((cut.run_dir / "checkpoints").iterdir())
 
-    monkeypatch.setattr(trainer_module, "play_episodes", play)
+    monkeypatch.setattr(evaluation_module, "play_episodes", play)
     done = train(config, cut.run_dir, resume=True, show_progress=False, tensorboard=False)
     assert not done.interrupted and done.frames == cut.frames
     assert done.final_eval_return is not None
@@ -345,12 +345,12 @@ def test_a_stop_request_does_not_wait_for_an_evaluation(tmp_path, monkeypatch):
     """Ctrl-C during an evaluation abandons its episodes at the next step (an ALE evaluation can
     run to the 27,000-step cap): nothing of it is recorded, and the run checkpoints and stops
     as interrupted, resumable."""
-    import gdi.runtime.trainer as trainer_module
+    import gdi.runtime.training_evaluation as evaluation_module
     from gdi.runtime.evaluator import play_agent_episodes
     from gdi.runtime.stop import StopRequest
 
     stop = StopRequest()
-    real = trainer_module.play_episodes
+    real = evaluation_module.play_episodes
     asked = []
 
     def play_and_press_ctrl_c(*args, should_stop, **kwargs):
@@ -362,7 +362,7 @@ def test_a_stop_request_does_not_wait_for_an_evaluation(tmp_path, monkeypatch):
 
         return real(*args, should_stop=counted, **kwargs)
 
-    monkeypatch.setattr(trainer_module, "play_episodes", play_and_press_ctrl_c)
+    monkeypatch.setattr(evaluation_module, "play_episodes", play_and_press_ctrl_c)
     result = train(tiny_config(frames=400, eval_every=200), tmp_path / "run", stop=stop,
                    show_progress=False, tensorboard=False)
     assert result.interrupted and result.final_eval_return is None

@@ -7,7 +7,7 @@ import json
 from gdi.envs import resolve_env
 from gdi.runtime.components import build_network, env_shapes
 from gdi.runtime.run_dir import MetricsWriter
-from gdi.runtime.trainer import TrainingEvaluation
+from gdi.runtime.training_evaluation import TrainingEvaluation
 from tests.runtime.helpers import tiny_config
 
 

@@ -1,0 +1,85 @@
+"""The evaluations a run plays while it trains (``TrainingEvaluation``, a part the trainer
+calls): every ``eval_every`` frames and at the end, each recorded in ``eval/`` and as a metrics
+row. λ comes from a copy of actor 0's E as last reported; evaluation never updates E.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from gdi.config import Config
+from gdi.run_files import EVAL_DIR
+from gdi.runtime import seeds
+from gdi.runtime.components import build_controller
+from gdi.runtime.evaluator import POLICY_DESCRIPTION, play_episodes
+from gdi.runtime.run_dir import MetricsWriter
+from gdi.scores import periodic_eval_name, write_eval_file
+
+
+def final_evaluation_recorded(run_dir: Path, frames: int) -> bool:
+    """Whether the run's evaluation at ``frames`` was recorded (a stop during the final
+    evaluation records nothing: a resume plays it)."""
+    return (Path(run_dir) / EVAL_DIR / f"{periodic_eval_name(frames)}.json").is_file()
+
+
+class TrainingEvaluation:
+    """The evaluations a run plays while it trains: every ``eval_every`` frames (``due``) and
+    at its end, each written to ``eval/`` and as a metrics row (``eval/mean_return``). The
+    policy is the population's: λ drawn from a copy of actor 0's E as last reported, never
+    updated by evaluation."""
+
+    def __init__(self, config: Config, env_config, run_dir: Path, writer: MetricsWriter) -> None:
+        self.config, self.env_config, self.run_dir, self.writer = (
+            config, env_config, run_dir, writer)
+        #: The frames at which the next periodic evaluation is due (None: none are).
+        self.next_due: int | None = config.eval_every if config.eval_every > 0 else None
+        #: The last evaluation's record (its frames, mean return and episodes), or None.
+        self.latest: dict | None = None
+
+    def due(self, frames: int) -> bool:
+        return self.next_due is not None and frames >= self.next_due
+
+    def controller(self, controller_state: dict | None):
+        """A copy of an actor's E (its reported state; a fresh E before any report) to draw
+        evaluation λ from."""
+        cfg = self.config
+        controller = build_controller(cfg, seeds.periodic_evaluation_lambda(cfg.seed))
+        if controller_state is not None:
+            controller.load_state_dict(controller_state)
+        return controller
+
+    def play(self, net: torch.nn.Module, frames: int, controller_state: dict | None,
+             should_stop: Callable[[], bool]) -> dict | None:
+        """Play the evaluation episodes of ``net`` at ``frames`` and record them
+        (eval/<frames>.json, eval/mean_return); the next periodic one is then due
+        ``eval_every`` frames on. None, recording nothing (and still due), when
+        ``should_stop`` interrupted them."""
+        device = next(net.parameters()).device
+        if device.type != "cpu":
+            import copy
+
+            net = copy.deepcopy(net).cpu()
+        controller = self.controller(controller_state)
+        seed = seeds.periodic_evaluation(self.config.seed)
+        results = play_episodes(
+            net, self.env_config, self.config.policy_space, controller.sample,
+            self.config.eval_episodes, seed, should_stop=should_stop,
+        )
+        if results is None:
+            return None
+        name = periodic_eval_name(frames)
+        write_eval_file(
+            self.run_dir, name, checkpoint=name, frames=frames, env=self.config.env,
+            policy=POLICY_DESCRIPTION, seed=seed, episodes=results,
+        )
+        mean_return = float(np.mean([r["return"] for r in results]))
+        self.writer.write(frames, {"eval/mean_return": mean_return,
+                                   "eval/episodes": len(results)})
+        self.latest = {"frames": frames, "mean_return": mean_return, "episodes": results}
+        while self.next_due is not None and self.next_due <= frames:
+            self.next_due += self.config.eval_every
+        return self.latest

@@ -1,0 +1,88 @@
+"""TrainingLog (the metrics rows a training run writes) and CheckpointSchedule (when it
+checkpoints): the parts the trainer calls, tested on their own."""
+
+import time
+
+import pytest
+
+from gdi.config import Config
+from gdi.runtime.actor import EpisodeRecord
+from gdi.runtime.checkpoint import CheckpointSchedule
+from gdi.runtime.training_log import TrainingLog
+
+
+class Rows:
+    """A MetricsWriter that keeps the rows."""
+
+    def __init__(self) -> None:
+        self.rows: list[tuple[int, dict]] = []
+
+    def write(self, frames: int, row: dict) -> None:
+        self.rows.append((frames, dict(row)))
+
+    def flush(self) -> None:
+        pass
+
+
+def episode(ret: float, length: int, lam: tuple[float, ...]) -> EpisodeRecord:
+    return EpisodeRecord(actor=0, env=0, episode_return=ret, length=length, lam=lam)
+
+
+def test_a_row_holds_the_means_of_what_came_since_the_last_row():
+    rows = Rows()
+    log = TrainingLog(Config(log_every=100), rows, ("inv_tau", "eps"))
+    log.add_step({"losses/total": 1.0}, lag=2.0)
+    log.add_step({"losses/total": 3.0}, lag=4.0)
+    log.add_episodes([episode(1.0, 10, (2.0, 0.5)), episode(5.0, 30, (4.0, 0.1))])
+    assert not log.due(99) and log.due(100)
+    log.write(120, learner_steps=2, episodes=2, replay_size=7, actor_restarts=0)
+    frames, row = rows.rows[0]
+    assert frames == 120
+    assert row["losses/total"] == 2.0 and row["perf/policy_lag"] == 3.0
+    assert row["charts/episodic_return"] == 3.0 and row["charts/episodic_return_max"] == 5.0
+    assert row["charts/episode_length"] == 20.0
+    assert row["meta/inv_tau_mean"] == 3.0 and row["meta/inv_tau_std"] == 1.0
+    assert row["meta/eps_mean"] == pytest.approx(0.3) and row["perf/replay_size"] == 7
+    # The next row is due at the next multiple of log_every past the frames written, and
+    # starts from nothing.
+    assert not log.due(199) and log.due(200)
+    log.write(200, learner_steps=2, episodes=2, replay_size=7, actor_restarts=0)
+    assert "losses/total" not in rows.rows[1][1] and rows.rows[1][1]["perf/policy_lag"] == 0.0
+
+
+def test_a_forced_row_needs_frames_since_the_last_one():
+    log = TrainingLog(Config(log_every=100), Rows(), ())
+    assert log.due(10, force=True) and not log.due(0, force=True)
+
+
+def test_a_restored_log_writes_the_row_the_uninterrupted_one_would():
+    def fill(log: TrainingLog) -> None:
+        log.add_step({"losses/q": 0.5}, lag=1.0)
+        log.add_episodes([episode(2.0, 4, (1.0,))])
+
+    config = Config(log_every=100)
+    straight, resumed = Rows(), Rows()
+    log = TrainingLog(config, straight, ("x",))
+    fill(log)
+    saved = log.state_dict()
+    restored = TrainingLog(config, resumed, ("x",))
+    restored.load_state_dict(saved)
+    for each in (log, restored):
+        each.add_step({"losses/q": 1.5}, lag=3.0)
+        each.write(100, learner_steps=2, episodes=1, replay_size=1, actor_restarts=0)
+    keep = lambda row: {k: v for k, v in row.items() if not k.startswith("perf/fps")
+                        and not k.startswith("perf/learner_steps_per_s")}
+    assert keep(straight.rows[0][1]) == keep(resumed.rows[0][1])
+    assert resumed.rows[0][1]["losses/q"] == 1.0
+
+
+def test_a_checkpoint_is_due_by_frames_or_by_seconds_whichever_first():
+    schedule = CheckpointSchedule(Config(checkpoint_every_frames=1000, checkpoint_every_s=3600))
+    assert not schedule.due(999) and schedule.due(1000)
+    schedule.saved(1000)
+    assert not schedule.due(1999) and schedule.due(2000)
+    by_time = CheckpointSchedule(Config(checkpoint_every_frames=10**9, checkpoint_every_s=0.01))
+    time.sleep(0.02)
+    assert by_time.due(0)
+    by_time.saved(0)
+    assert not by_time.due(0)
