@@ -23,8 +23,8 @@ from gdi.run_files import CHECKPOINT_DIR, checkpoint_name, latest_checkpoint, li
 
 __all__ = [
     "FORMAT_VERSION",
-    "CheckpointSchedule",
     "SET_ASIDE_SUFFIX",
+    "CheckpointSchedule",
     "checkpoint_controller_state",
     "checkpoint_controller_states",
     "checkpoint_name",
