@@ -5,7 +5,7 @@ Three ways, timed side by side in one run (best of 5 repeats, one torch thread):
                     actor did before it sampled in NumPy)
   plain Categorical ``torch.distributions.Categorical(logits=A).sample()``: the plain loop of
                     ``benchmarks/throughput.py``, which has no λ
-  numpy (gdi)       ``PolicySpace.acting_probs`` + ``gdi.runtime.acting.sample_actions``
+  numpy (gdi)       ``PolicySpace.acting_probs`` + ``gdi.runtime.acting.step.sample_actions``
 
     .venv/bin/python -m benchmarks.acting_policy [--envs 32] [--actions 6]
 """
@@ -19,7 +19,7 @@ import numpy as np
 import torch
 
 from gdi.policy_space import get_policy_space
-from gdi.runtime.acting import sample_actions
+from gdi.runtime.acting.step import sample_actions
 
 
 def main() -> None:

@@ -45,8 +45,8 @@ from gdi.evaluation.aggregates import REPS, curve_band
 from gdi.evaluation.baselines import baselines
 from gdi.evaluation.games import canonical_game
 from gdi.evaluation.metrics import hns
-from gdi.runtime.meta_log import load_meta_rows
-from gdi.runtime.run_dir import read_config
+from gdi.runtime.run_folder.meta_log import load_meta_rows
+from gdi.runtime.run_folder.run_dir import read_config
 
 
 @dataclass

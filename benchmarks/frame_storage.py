@@ -25,9 +25,9 @@ import torch.multiprocessing as torch_mp
 from benchmarks.throughput import random_chunk
 from gdi.envs import resolve_env
 from gdi.presets import resolve_config
-from gdi.runtime.collector import ReplayCollector
 from gdi.runtime.components import env_shapes
-from gdi.runtime.sequences import SequenceBatch
+from gdi.runtime.storage.collector import ReplayCollector
+from gdi.runtime.storage.sequences import SequenceBatch
 
 
 def _echo(there, back) -> None:

@@ -1,6 +1,6 @@
 """Learner speed levers (issue "time to score"), measured as ratios in one run.
 
-Each variant is a ``gdi.runtime.learner.Learner`` stepping on the same random batch (the
+Each variant is a ``gdi.runtime.learning.learner.Learner`` stepping on the same random batch (the
 shapes of the preset on the env, or the paper's network and batch with ``--paper-shape``:
 impala_deep, LSTM 256, 64 sequences of burn-in 40 + 80 learning steps), on one device, in the
 form training hands it over (stacked observations as frames, so that each step rebuilds its
@@ -51,9 +51,9 @@ from benchmarks.throughput import random_batch, random_chunk
 from gdi.config import apply_overrides
 from gdi.envs import resolve_env
 from gdi.presets import resolve_config
-from gdi.runtime.collector import ReplayCollector
 from gdi.runtime.components import build_network, env_shapes, flush_denormals
-from gdi.runtime.learner import Learner, batch_to_tensors
+from gdi.runtime.learning.learner import Learner, batch_to_tensors
+from gdi.runtime.storage.collector import ReplayCollector
 
 #: The paper's network and sequence shape (App. "Hyperparameters"): burn-in 40 + 80 learning.
 PAPER_SHAPE = ["burn_in=40", "seq_len=80", "batch_size=64", "lstm_units=256",
@@ -194,7 +194,7 @@ def time_copies(batch, device: str, repeats: int = 5) -> None:
 def acted_batch(config, shapes, weights: dict):
     """A batch of sequences acted by the trained network (one window of one actor, sampled as
     the data collector samples)."""
-    from gdi.runtime.actor import Actor
+    from gdi.runtime.acting.actor import Actor
     from gdi.runtime.components import build_controller
 
     net = build_network(config, shapes)
@@ -281,7 +281,7 @@ def main() -> None:
 
     trained = None
     if args.checkpoint:
-        from gdi.runtime.checkpoint import load_checkpoint
+        from gdi.runtime.run_folder.checkpoint import load_checkpoint
 
         trained = load_checkpoint(args.checkpoint)["learner"]
         batch = acted_batch(config, shapes, trained["net"])

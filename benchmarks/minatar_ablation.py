@@ -53,7 +53,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from gdi.runtime.checkpoint import list_checkpoints
+from gdi.runtime.run_folder.checkpoint import list_checkpoints
 
 DEFAULT_GAMES = ("breakout", "asterix")
 DEFAULT_PRESETS = ("gdi-i3", "gdi-i1", "gdi-i0", "gdi-h3")

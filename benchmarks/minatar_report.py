@@ -18,8 +18,8 @@ text around the block is kept):
   fixed as the reference, so GDI-I³'s own interval shows its seed spread around 1).
 * **Learning curves**, a panel per game: mean evaluation return over seeds with its 95 %
   bootstrap band (``gdi.evaluation.curves``), a thin line per seed.
-* **What E prefers**: ``gdi.runtime.meta_log.plot_run_meta`` of one GDI-I³ run per game, and
-  for every preset with the bandit E the median of each sampled λ coordinate (1/τ₁, 1/τ₂, ε;
+* **What E prefers**: ``gdi.runtime.run_folder.meta_log.plot_run_meta`` of one GDI-I³ run per
+  game, and for every preset with the bandit E the median of each sampled λ coordinate (1/τ₁, 1/τ₂, ε;
   1/τ for GDI-I¹) over the training episodes of the first and of the last 20 % of the frame
   budget, pooled over seeds.
 * With GDI-I³ and its uniform control in the grid (the E ablation, docs/ablation-e.md):
@@ -361,8 +361,8 @@ def meta_summary(runs: Sequence[RunEvals], fraction: float = EARLY_LATE) -> list
     """Median of each λ coordinate over the training episodes in the first and the last
     ``fraction`` of the frame budget, pooled over ``runs`` (the seeds of one game and preset)."""
     from gdi.policy_space import get_policy_space
-    from gdi.runtime.meta_log import load_meta_log
-    from gdi.runtime.run_dir import read_config
+    from gdi.runtime.run_folder.meta_log import load_meta_log
+    from gdi.runtime.run_folder.run_dir import read_config
 
     early, late, names = [], [], None
     for run in runs:
@@ -886,7 +886,7 @@ def build_report(root: Path, doc: Path, figures: Path, *, last: int = LAST_EVALS
     for game in grid.games:
         runs = grid.runs.get((game, BASELINE))
         if runs:
-            from gdi.runtime.meta_log import plot_run_meta
+            from gdi.runtime.run_folder.meta_log import plot_run_meta
 
             png = plot_run_meta(runs[0].run_dir, files.path(f"meta_{game}.png"))
             text.append(f"![what E learned, {game}, GDI-I³ seed {runs[0].seed}]"

@@ -1,10 +1,10 @@
 """Framework overhead of the runtime, measured as ratios in one run on one machine.
 
-(a) actor: frames/s of ``gdi.runtime.actor.Actor.step`` (π_λ per environment, λ from E,
+(a) actor: frames/s of ``gdi.runtime.acting.actor.Actor.step`` (π_λ per environment, λ from E,
     sequence building, E updates) ÷ frames/s of a plain loop doing only what any agent must —
     vector-env step + one batched forward pass + sampling from softmax(A) with the actor's own
     sampler — with the same network and environments. Target ≥ 0.9.
-(b) learner: samples/s of ``gdi.runtime.learner.Learner.step`` (numpy → torch, burn-in,
+(b) learner: samples/s of ``gdi.runtime.learning.learner.Learner.step`` (numpy → torch, burn-in,
     V-trace, Retrace, the GDI loss, AdamW with schedule and clipping) ÷ samples/s of a plain
     forward + backward + AdamW step of the same network at the same batch shape (burn-in also
     without gradient) with a trivial loss. Target ≥ 0.9.
@@ -27,12 +27,12 @@ import torch
 from gdi.envs import make_vector_env, resolve_env
 from gdi.learning.auxiliary import dynamics_losses
 from gdi.presets import resolve_config
-from gdi.runtime.acting import sample_actions
-from gdi.runtime.actor import Actor
+from gdi.runtime.acting.actor import Actor
+from gdi.runtime.acting.step import sample_actions
 from gdi.runtime.components import build_controller, build_network, env_shapes
-from gdi.runtime.learner import Learner
-from gdi.runtime.sequences import SequenceBatch
-from gdi.runtime.steps import StepChunk
+from gdi.runtime.learning.learner import Learner
+from gdi.runtime.storage.sequences import SequenceBatch
+from gdi.runtime.storage.steps import StepChunk
 
 
 def best_rate(run_block, blocks: int) -> float:
@@ -197,7 +197,7 @@ def main() -> None:
           f"{config.batch_size} × ({config.burn_in} + {config.seq_len}), torch threads 1")
     weights = None
     if args.checkpoint:
-        from gdi.runtime.checkpoint import load_checkpoint
+        from gdi.runtime.run_folder.checkpoint import load_checkpoint
 
         weights = load_checkpoint(args.checkpoint)["learner"]["net"]
         print(f"acting with the trained network of {args.checkpoint}")

@@ -9,7 +9,7 @@
         obs, rewards, terminated, truncated, _ = env.step(actions)
         agent.observe(rewards, terminated, truncated)
 
-The agent acts with the actors' own acting step (``gdi.runtime.acting.Acting``: π_λ from the
+The agent acts with the actors' own acting step (``gdi.runtime.acting.step.Acting``: π_λ from the
 network's advantages) and carries what acting needs between steps: the LSTM state, the previous
 action and (compressed) reward the network reads, and each environment's λ. What it adds is
 the checks a user's loop needs (shapes, call order, finite rewards) and the run it comes from.
@@ -46,8 +46,8 @@ from gdi.run_files import (
     lambda_text,
 )
 from gdi.runtime import seeds
-from gdi.runtime.acting import Acting, one_at_a_time
-from gdi.runtime.evaluator import play_agent_episodes
+from gdi.runtime.acting.evaluator import play_agent_episodes
+from gdi.runtime.acting.step import Acting, one_at_a_time
 from gdi.scores import write_eval_file
 
 POLICIES = tuple(EVALUATION_POLICIES)
@@ -62,7 +62,7 @@ CHECKPOINT_IDENTITY_FIELDS = (
 
 class Agent(Acting):
     """A network, a policy space and a source of λ, acting on ``num_envs`` environments: the
-    actors' acting step (:class:`gdi.runtime.acting.Acting`) with checks of what a user's loop
+    actors' acting step (:class:`gdi.runtime.acting.step.Acting`) with checks of what a user's loop
     gives it.
 
     Build one with :func:`load_agent`; ``Agent(...)`` directly is for code that already holds
@@ -213,7 +213,7 @@ def _older_that_loads(run_dir: Path, newest: Path) -> str:
     """Where to go when the newest checkpoint does not load: the newest one before it that
     does, offered rather than taken (an evaluation of an older network filed as the latest
     would mislead), or that none does."""
-    from gdi.runtime.checkpoint import list_checkpoints, load_checkpoint
+    from gdi.runtime.run_folder.checkpoint import list_checkpoints, load_checkpoint
 
     for path in reversed([p for p in list_checkpoints(run_dir) if p != newest]):
         try:
@@ -229,8 +229,8 @@ def resolve_checkpoint(run_dir, checkpoint: str | os.PathLike = LATEST,
     """The run's Config, the checkpoint's path and its payload. A checkpoint outside the run
     folder, or one saved by a run of another environment, preset or architecture, is refused
     (its results would be filed under this run) unless ``allow_foreign``."""
-    from gdi.runtime.checkpoint import latest_checkpoint, load_checkpoint
-    from gdi.runtime.run_dir import read_config
+    from gdi.runtime.run_folder.checkpoint import latest_checkpoint, load_checkpoint
+    from gdi.runtime.run_folder.run_dir import read_config
 
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
@@ -288,13 +288,13 @@ def load_agent(
         fixed_lambda: The λ every episode plays with ``policy="fixed"`` (one number per
             coordinate of the run's policy space; only that policy takes one).
     """
-    from gdi.runtime.checkpoint import checkpoint_controller_state
     from gdi.runtime.components import (
         build_controller,
         build_network,
         env_shapes,
         resolve_run_env,
     )
+    from gdi.runtime.run_folder.checkpoint import checkpoint_controller_state
 
     if policy not in POLICIES:
         raise ValueError(f"unknown policy {policy!r}; allowed: {', '.join(POLICIES)}")

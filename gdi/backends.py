@@ -2,8 +2,8 @@
 
 The config reads the names (the ``backend`` field's choices), the command line reads them
 (``gdi train --backend``), and the runtime imports the chosen one's class
-(``gdi.runtime.backend.backend_class``). Standard library only and importing nothing of gdi, so
-that the config, which every layer imports, may read it without importing the runtime.
+(``gdi.runtime.backends.base.backend_class``). Standard library only and importing nothing of
+gdi, so that the config, which every layer imports, may read it without importing the runtime.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ __all__ = ["BACKENDS"]
 
 #: Backend name → "module:class", imported only when chosen (Ray is an optional extra).
 BACKENDS = {
-    "inline": "gdi.runtime.inline:InlineBackend",
-    "local": "gdi.runtime.local:LocalBackend",
-    "ray": "gdi.runtime.ray_backend:RayBackend",
+    "inline": "gdi.runtime.backends.inline:InlineBackend",
+    "local": "gdi.runtime.backends.local:LocalBackend",
+    "ray": "gdi.runtime.backends.ray_backend:RayBackend",
 }

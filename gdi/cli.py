@@ -170,7 +170,7 @@ def _train(preset, env, scale, frames, seed, backend, set, run_dir, resume, stop
     from gdi.config import apply_overrides
     from gdi.envs.spec import canonical_spec
     from gdi.presets import resolve_config
-    from gdi.runtime.run_dir import read_config
+    from gdi.runtime.run_folder.run_dir import read_config
     from gdi.runtime.wiring import train as run_training
 
     if stop.requested:
@@ -414,7 +414,7 @@ def plot_meta(run: Positional[Path], out: Path | None = None) -> None:
         run: The run folder.
         out: Where to write the PNG.
     """
-    from gdi.runtime.meta_log import plot_run_meta
+    from gdi.runtime.run_folder.meta_log import plot_run_meta
 
     notes: list[str] = []
     path = plot_run_meta(run, out, notes)

@@ -73,7 +73,7 @@ def export_agent(run_dir: str | os.PathLike, out: str | os.PathLike, video: bool
     that is not empty is refused (nothing is overwritten). The bundle is made in a temporary
     folder beside ``out`` and renamed at the end: a failure leaves nothing behind."""
     from gdi.agent import resolve_checkpoint
-    from gdi.runtime.checkpoint import FORMAT_VERSION, checkpoint_controller_states
+    from gdi.runtime.run_folder.checkpoint import FORMAT_VERSION, checkpoint_controller_states
     from gdi.scores import load_run
 
     run_dir, out = Path(run_dir), Path(out)

@@ -1,6 +1,6 @@
 """Where a run folder keeps its checkpoints and evaluations, and what they are called.
 
-The runtime writes ``checkpoints/ckpt_<frames>.pt`` (``gdi.runtime.checkpoint``: atomic
+The runtime writes ``checkpoints/ckpt_<frames>.pt`` (``gdi.runtime.run_folder.checkpoint``: atomic
 writes, loading, pruning) and the evaluation files of ``gdi.scores``; reports and tools outside
 the runtime only need to find them, so the names live here, below both. So do the evaluation
 policies, which decide the folder an evaluation is filed in. Standard library only: every layer

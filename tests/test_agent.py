@@ -12,14 +12,14 @@ from gdi.agent import evaluate_checkpoint
 from gdi.cli import main
 from gdi.envs import make_vector_env
 from gdi.policy_space import get_policy_space
-from gdi.runtime.acting import compress_reward
-from gdi.runtime.checkpoint import (
+from gdi.runtime.acting.step import compress_reward
+from gdi.runtime.components import build_controller
+from gdi.runtime.run_folder.checkpoint import (
     checkpoint_controller_state,
     latest_checkpoint,
     list_checkpoints,
     load_checkpoint,
 )
-from gdi.runtime.components import build_controller
 from gdi.runtime.wiring import train
 from tests.runtime.helpers import one_line_error, tiny_config
 from tests.tolerance import assert_close, is_close

@@ -67,7 +67,7 @@ def write_gdi_run(run, seed, eval_returns=(8.0, 10.0), episode_returns=(1.0, 3.0
     """A gdi run: 1,000 frames/s for 60 s, then an evaluation's 60 s at 500 frames/s, then
     1,000 again to 150,000 frames; training episodes ending at ``episode_frames``."""
     from gdi.presets import resolve_config
-    from gdi.runtime.run_dir import write_config
+    from gdi.runtime.run_folder.run_dir import write_config
     from gdi.scores import periodic_eval_name, write_eval_file
 
     run.mkdir()

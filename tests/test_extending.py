@@ -14,7 +14,7 @@ from gdi.config import field_docs
 from gdi.meta import CONTROLLERS, meta_kwargs_over
 from gdi.meta.base import check_count, check_index_names, check_lambda, check_return, check_state
 from gdi.policy_space import POLICY_SPACES, PolicySpace, register, softmax_np
-from gdi.runtime.checkpoint import latest_checkpoint, load_checkpoint
+from gdi.runtime.run_folder.checkpoint import latest_checkpoint, load_checkpoint
 from gdi.runtime.wiring import train
 from tests import test_policy_space as space_contract
 from tests.meta import test_meta_controllers as controller_contract

@@ -1,9 +1,11 @@
 """The arrows of DESIGN.md, read from the source: math packages (policy_space, meta, learning,
-nets, envs) never import runtime or cli, nor the run's config or anything else built on them; meta and learning never import each other; nets never
-imports learning; evaluation reads run folders through the file layout below both
+nets, envs) never import runtime or cli, nor the run's config or anything else built on them;
+meta and learning never import each other; nets never imports learning; evaluation reads run folders through the file layout below both
 (``gdi.scores``, ``gdi.run_files``) and never imports runtime; the config, which every layer
 imports, never imports runtime or cli, and reads the backend names from the registry below
-both (``gdi.backends``). Every import counts, top-level or inside a function."""
+both (``gdi.backends``). Inside the runtime, its roles' folders keep their order: storage
+imports no other role, acting only storage, the run folder none. Every import counts,
+top-level or inside a function."""
 
 import ast
 from pathlib import Path
@@ -61,7 +63,7 @@ def edges() -> list[tuple[str, str, str]]:
 
 def test_the_scanner_sees_imports_of_every_form(tmp_path):
     source = tmp_path / "example.py"
-    source.write_text("import gdi.runtime.actor\nfrom gdi.learning import loss\n"
+    source.write_text("import gdi.runtime.acting.actor\nfrom gdi.learning import loss\n"
                       "from gdi import cli\n\ndef f():\n    from gdi.meta.base import X\n")
     assert gdi_imports(source) == {"runtime", "learning", "cli", "meta"}
 
@@ -139,3 +141,34 @@ def test_no_two_modules_import_each_other():
 def test_every_math_package_exists():
     # A renamed package would make its rule vacuous.
     assert {package_of(path) for path in ROOT.rglob("*.py")} >= set(MATH)
+
+
+#: The runtime's roles, each a folder (gdi/runtime/__init__.py): storage holds data and knows
+#: no one; acting records into storage; the run folder is written by whoever runs; learning
+#: and the backends build on the rest.
+RUNTIME_ROLES = ("acting", "storage", "learning", "backends", "run_folder")
+RUNTIME_FORBIDDEN = {
+    "storage": {"acting", "learning", "backends", "run_folder"},
+    "acting": {"learning", "backends", "run_folder"},
+    "run_folder": {"acting", "storage", "learning", "backends"},
+}
+
+
+def runtime_role(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[2] if len(parts) > 3 and parts[:2] == ["gdi", "runtime"] else None
+
+
+@pytest.mark.parametrize("role", sorted(RUNTIME_FORBIDDEN))
+def test_no_forbidden_arrow_between_the_runtimes_roles(role):
+    bad = [f"{name} imports {imported}" for name, path in MODULES.items()
+           if runtime_role(name) == role
+           for imported in module_imports(path)
+           if runtime_role(imported) in RUNTIME_FORBIDDEN[role]]
+    assert not bad, "arrows between the runtime's roles: " + "; ".join(bad)
+
+
+def test_every_runtime_role_is_a_folder():
+    # A renamed folder would make its rule vacuous.
+    for role in RUNTIME_ROLES:
+        assert (ROOT / "runtime" / role / "__init__.py").is_file(), role

@@ -10,7 +10,7 @@ from gdi.cli import main
 from gdi.meta import make_controller
 from gdi.policy_space import get_policy_space
 from gdi.presets import PRESETS, index_set_note, preset_table, resolve_config
-from gdi.runtime.meta_log import load_meta_log
+from gdi.runtime.run_folder.meta_log import load_meta_log
 from tests.runtime.helpers import TINY
 from tests.tolerance import assert_close, is_close
 

@@ -171,7 +171,7 @@ def test_report_embeds_a_video_of_the_last_evaluations_network(cartpole_run, tmp
 
     from gdi.evaluation.report import write_report
     from gdi.evaluation.report_video import evaluated_checkpoint
-    from gdi.runtime.checkpoint import checkpoint_name
+    from gdi.runtime.run_folder.checkpoint import checkpoint_name
     from gdi.scores import load_run
 
     run = load_run(cartpole_run)
@@ -222,7 +222,7 @@ def test_enjoy_into_a_really_read_only_folder_is_one_line(cartpole_run, tmp_path
 
 def test_enjoy_takes_allow_foreign_checkpoint_as_its_refusal_says(cartpole_run, tmp_path,
                                                                   capsys):
-    from gdi.runtime.checkpoint import latest_checkpoint
+    from gdi.runtime.run_folder.checkpoint import latest_checkpoint
     from tests.runtime.helpers import one_line_error
 
     other = train(tiny_config(frames=200, seed=4), tmp_path / "other", show_progress=False,

@@ -10,7 +10,7 @@ the learner's backward pass.
 A backend decides only where actors run and how windows and parameters travel; the driver loop
 (``gdi.runtime.driver``) is the same for every backend. A failure inside an actor thread ends
 the run with that error (this backend restarts nothing; see ``ParallelBackend`` in
-``gdi.runtime.backend`` for restarts with a failure budget).
+``gdi.runtime.backends.base`` for restarts with a failure budget).
 """
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ import threading
 
 import torch
 
-from gdi.runtime.actor import Window
+from gdi.runtime.acting.actor import Window
 from gdi.runtime.components import build_actor
-from gdi.runtime.parameter_server import flatten_parameters, unflatten_parameters_into
+from gdi.runtime.learning.parameter_server import flatten_parameters, unflatten_parameters_into
 
 
 class LockedParameterServer:

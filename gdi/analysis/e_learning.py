@@ -24,8 +24,8 @@ import numpy as np
 from gdi.analysis.e_headroom import bin_means
 from gdi.runtime import seeds
 from gdi.runtime.components import build_controller
-from gdi.runtime.meta_log import load_meta_rows
-from gdi.runtime.run_dir import read_config
+from gdi.runtime.run_folder.meta_log import load_meta_rows
+from gdi.runtime.run_folder.run_dir import read_config
 
 __all__ = [
     "EpisodeLog",

@@ -136,7 +136,7 @@ class EnvConfig:
     def stacked_frames(self) -> int:
         """Frames stacked in each observation along its first axis, newest last (ALE: the
         frame stack; else 1, an observation is one frame). Actors store only the newest frame
-        of a step and the learner's side rebuilds the stacks (``gdi.runtime.steps``)."""
+        of a step and the learner's side rebuilds the stacks (``gdi.runtime.storage.steps``)."""
         return 1
 
     @property

@@ -4,7 +4,7 @@
 Paper: App. "Hyperparameters" ("LSTM Units: 256", "Burn-in 40", "Seq-length 80", "Burn-in
 Stored Recurrent State: Yes"), the R2D2 recipe (Kapturowski et al. 2019): the actor stores the
 state at each sequence start, the learner unrolls from it. A sequence can hold the end of one
-episode and the start of the next (``gdi.runtime.sequences``); ``reset[t]`` marks the first
+episode and the start of the next (``gdi.runtime.storage.sequences``); ``reset[t]`` marks the first
 observation of an episode, and the state is zeroed *before* step t for those batch entries.
 
 Speed (benchmarks/nets.py --compare; the times are in docs/benchmarks.md, "Networks"): one

@@ -13,7 +13,7 @@ from gdi.envs import make_vector_env, resolve_env
 from gdi.meta import make_controller
 from gdi.nets import build
 from gdi.runtime import seeds
-from gdi.runtime.actor import Actor
+from gdi.runtime.acting.actor import Actor
 
 
 def resolve_run_env(config: Config):

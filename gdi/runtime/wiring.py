@@ -5,7 +5,7 @@
        │  └──(λ, G) per episode──▶ E (one per actor)          │ push every push_every steps
        └────────── pull every pull_every steps ◀── parameter server
 
-A backend (``gdi.runtime.backend``: inline, local or ray) places the actors and moves windows
+A backend (``gdi.runtime.backends.base``: inline, local or ray) places the actors and moves windows
 and parameters; the driver loop (``gdi.runtime.driver``) is the same for all of them.
 """
 
@@ -23,8 +23,7 @@ from rich.console import Console
 from gdi.atomic import StorageError
 from gdi.config import PLACEMENT_FIELDS, Config, check_learner_device
 from gdi.policy_space import get_policy_space
-from gdi.runtime.backend import backend_class
-from gdi.runtime.checkpoint import latest_valid_checkpoint
+from gdi.runtime.backends.base import backend_class
 from gdi.runtime.components import (
     build_network,
     env_shapes,
@@ -34,9 +33,11 @@ from gdi.runtime.components import (
     resolve_run_env,
 )
 from gdi.runtime.driver import checkpoint, drive
-from gdi.runtime.learner import Learner
+from gdi.runtime.learning.learner import Learner
+from gdi.runtime.learning.trainer import Trainer, final_evaluation_recorded
 from gdi.runtime.progress import TrainingProgress
-from gdi.runtime.run_dir import (
+from gdi.runtime.run_folder.checkpoint import latest_valid_checkpoint
+from gdi.runtime.run_folder.run_dir import (
     NewRunFolder,
     RunLock,
     check_wandb,
@@ -46,7 +47,6 @@ from gdi.runtime.run_dir import (
     write_config,
 )
 from gdi.runtime.stop import StopRequest
-from gdi.runtime.trainer import Trainer, final_evaluation_recorded
 
 #: What a resumed run may change: where, how and how long it runs, never what it learns. A
 #: larger ``frames`` extends the budget (the annealed schedules follow the new budget, see

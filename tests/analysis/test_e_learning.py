@@ -18,8 +18,8 @@ from gdi.analysis.e_learning import (
 )
 from gdi.meta.bandit import BanditEnsemble
 from gdi.runtime import seeds
-from gdi.runtime.checkpoint import latest_checkpoint, load_checkpoint
 from gdi.runtime.components import build_controller
+from gdi.runtime.run_folder.checkpoint import latest_checkpoint, load_checkpoint
 from gdi.runtime.wiring import train
 from tests.runtime.helpers import tiny_config
 from tests.tolerance import assert_close

@@ -18,7 +18,7 @@ from gdi.analysis.richness import (
 )
 from gdi.cli import main
 from gdi.run_files import OBSERVATIONS_FILE
-from gdi.runtime.reservoir import StageReservoir
+from gdi.runtime.storage.reservoir import StageReservoir
 from tests.tolerance import assert_close
 
 

@@ -15,7 +15,7 @@ import gdi.backends
 from gdi.meta.registry import CONTROLLERS
 from gdi.policy_space import get_policy_space
 from gdi.presets import resolve_config
-from gdi.runtime.checkpoint import latest_checkpoint, load_checkpoint
+from gdi.runtime.run_folder.checkpoint import latest_checkpoint, load_checkpoint
 from gdi.runtime.wiring import train
 from tests.runtime.helpers import tiny_config
 

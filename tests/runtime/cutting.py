@@ -2,12 +2,12 @@
 
 ``StackedSequenceBuilder`` is how sequences were cut before each step was stored once: every
 window a copy of its ``length`` steps with their stacked observations. It is kept here as the
-independent reference the stored-once path (``gdi.runtime.steps`` + the data collector) must
+independent reference the stored-once path (``gdi.runtime.storage.steps`` + the data collector) must
 reproduce element for element. ``numpy_rebuild_stacks`` is how the data collector rebuilt the
 stacks of one environment before the learner rebuilt them on its device, kept as the second
-reference of ``gdi.runtime.steps.rebuild_stacks``. ``SequenceCutter`` puts the stored-once
+reference of ``gdi.runtime.storage.steps.rebuild_stacks``. ``SequenceCutter`` puts the stored-once
 path behind the same ``record`` / ``emit`` calls, so that the contract tests of
-``gdi.runtime.sequences`` run on what the learner really receives.
+``gdi.runtime.storage.sequences`` run on what the learner really receives.
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ import weakref
 
 import numpy as np
 
-from gdi.runtime.collector import ReplayCollector
-from gdi.runtime.sequences import SequenceBatch
-from gdi.runtime.steps import StepRecorder
+from gdi.runtime.storage.collector import ReplayCollector
+from gdi.runtime.storage.sequences import SequenceBatch
+from gdi.runtime.storage.steps import StepRecorder
 
 
 def numpy_rebuild_stacks(frames: np.ndarray, resets: np.ndarray, stack: int,

@@ -11,8 +11,8 @@ from gdi.config import apply_overrides
 from gdi.envs import env_seeds, resolve_env
 from gdi.policy_space import get_policy_space
 from gdi.presets import resolve_config
-from gdi.runtime.acting import compress_reward, sample_actions
-from gdi.runtime.actor import Actor
+from gdi.runtime.acting.actor import Actor
+from gdi.runtime.acting.step import compress_reward, sample_actions
 from gdi.runtime.components import build_controller, build_network, env_shapes
 from tests.nets.helpers import summed_terms
 from tests.runtime.cutting import actor_window

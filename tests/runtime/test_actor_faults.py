@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from gdi.runtime.checkpoint import latest_checkpoint, load_checkpoint
 from gdi.runtime.errors import ActorFailure
+from gdi.runtime.run_folder.checkpoint import latest_checkpoint, load_checkpoint
 from gdi.runtime.wiring import train
 from tests.runtime.helpers import TINY, tiny_config
 
@@ -54,7 +54,7 @@ def test_half_a_window_then_the_senders_end_leaves_the_reader_an_end_of_pipe():
     """A window larger than a pipe's buffer is sent in pieces; a sender killed between them
     leaves its reader half a message. The reader must hand on the end of the pipe (the
     backend then restarts the actor), not wait for the rest forever."""
-    from gdi.runtime.local import _END_OF_PIPE, _read_windows
+    from gdi.runtime.backends.local import _END_OF_PIPE, _read_windows
 
     receiving, sending = multiprocessing.Pipe(duplex=False)
     arrived = queue.Queue()
@@ -76,8 +76,8 @@ def local_backend(**overrides):
     from types import SimpleNamespace
 
     from gdi.envs import resolve_env
+    from gdi.runtime.backends.local import LocalBackend
     from gdi.runtime.components import build_network, env_shapes
-    from gdi.runtime.local import LocalBackend
 
     config = tiny_config(env="minatar:breakout", backend="local", **overrides)
     env_config = resolve_env(config.env)
@@ -255,8 +255,8 @@ import os, sys, time
 import torch.multiprocessing as mp
 from gdi.envs import resolve_env
 from gdi.runtime.components import build_network, env_shapes
-from gdi.runtime.local import actor_process
-from gdi.runtime.parameter_server import SharedParameterServer
+from gdi.runtime.backends.local import actor_process
+from gdi.runtime.learning.parameter_server import SharedParameterServer
 from tests.runtime.helpers import tiny_config
 
 config = tiny_config(env="gym:CartPole-v1")
@@ -300,7 +300,7 @@ def test_an_actor_whose_learner_died_mid_push_exits(tmp_path):
 
 
 def test_sigkill_of_the_learner_loses_at_most_checkpoint_every_frames(tmp_path):
-    from gdi.runtime.run_dir import frames_written
+    from gdi.runtime.run_folder.run_dir import frames_written
 
     run = tmp_path / "run"
     bound = 2000

@@ -8,8 +8,8 @@ import pytest
 
 from gdi.config import BACKENDS as CONFIG_BACKENDS
 from gdi.presets import resolve_config
-from gdi.runtime.backend import BACKENDS, backend_class
-from gdi.runtime.checkpoint import latest_checkpoint, list_checkpoints, load_checkpoint
+from gdi.runtime.backends.base import BACKENDS, backend_class
+from gdi.runtime.run_folder.checkpoint import latest_checkpoint, list_checkpoints, load_checkpoint
 from gdi.runtime.wiring import RESUMABLE_FIELDS, train
 from tests.runtime.helpers import tiny_config, train_until
 
@@ -99,7 +99,7 @@ def test_inline_resume_of_a_local_checkpoint_says_what_starts_afresh(tmp_path):
     backend = backend_class("inline")
     from gdi.envs import resolve_env
     from gdi.runtime.components import build_network, env_shapes
-    from gdi.runtime.learner import Learner
+    from gdi.runtime.learning.learner import Learner
 
     env_config = resolve_env(config.env)
     shapes = env_shapes(env_config, 0)

@@ -7,8 +7,8 @@ import pytest
 import torch
 
 from gdi.atomic import StorageError
-from gdi.runtime import checkpoint as checkpoint_module
-from gdi.runtime.checkpoint import (
+from gdi.runtime.run_folder import checkpoint as checkpoint_module
+from gdi.runtime.run_folder.checkpoint import (
     latest_checkpoint,
     latest_valid_checkpoint,
     list_checkpoints,
@@ -156,3 +156,34 @@ def test_a_real_full_device_raises_storage_error(tmp_path, monkeypatch):
     monkeypatch.setattr(checkpoint_module, "atomic_write", write_to_dev_full)
     with pytest.raises(StorageError, match="No space left on device"):
         save_checkpoint(tmp_path, 200, {"x": torch.zeros(100_000)}, keep=1)
+
+
+def test_a_checkpoint_from_before_the_runtime_moved_into_folders_loads(tmp_path, monkeypatch):
+    """A checkpoint written when EpisodeRecord lived in gdi.runtime.actor (before the folders
+    by role) holds it under that module: it loads, as the class where it lives now."""
+    import sys
+
+    from gdi.runtime.acting import actor
+
+    record = actor.EpisodeRecord(actor=0, env=1, episode_return=2.0, length=3, lam=(4.0,))
+    with monkeypatch.context() as then:  # the module layout at the time it was written
+        then.setattr(actor.EpisodeRecord, "__module__", "gdi.runtime.actor")
+        then.setitem(sys.modules, "gdi.runtime.actor", actor)
+        save_checkpoint(tmp_path, 100, {"trainer": {"acc_episodes": [record]}}, keep=3)
+    raw = (tmp_path / "checkpoints" / "ckpt_000000000100.pt").read_bytes()
+    assert b"gdi.runtime.actor" in raw  # pickled under the old module
+    with pytest.raises(ModuleNotFoundError):  # the old module is gone
+        __import__("gdi.runtime.actor")
+    loaded = load_checkpoint(tmp_path / "checkpoints" / "ckpt_000000000100.pt")
+    assert loaded["trainer"]["acc_episodes"] == [record]
+    assert type(loaded["trainer"]["acc_episodes"][0]) is actor.EpisodeRecord
+
+
+def test_every_moved_module_is_where_the_map_says():
+    import importlib
+
+    for old, new in checkpoint_module.MOVED_MODULES.items():
+        importlib.import_module(new)
+        if old != "gdi.runtime.acting":  # now the package that holds the acting modules
+            with pytest.raises(ModuleNotFoundError):
+                importlib.import_module(old)

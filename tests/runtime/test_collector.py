@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from gdi.runtime.collector import ReplayCollector
-from gdi.runtime.sequences import SequenceBatch
+from gdi.runtime.storage.collector import ReplayCollector
+from gdi.runtime.storage.sequences import SequenceBatch
 
 
 def _window(ids: list[int], length: int = 3) -> SequenceBatch:

@@ -10,7 +10,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from gdi.runtime.backend import ActorTurns
+from gdi.runtime.backends.base import ActorTurns
 from gdi.runtime.driver import LEAD_STEPS, AskAhead, drive
 from gdi.runtime.wiring import train
 from tests.runtime.helpers import tiny_config

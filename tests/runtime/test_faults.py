@@ -14,9 +14,9 @@ import pytest
 import torch
 
 from gdi.cli import main
-from gdi.runtime import checkpoint as checkpoint_module
 from gdi.runtime import wiring
-from gdi.runtime.checkpoint import latest_checkpoint, list_checkpoints, load_checkpoint
+from gdi.runtime.run_folder import checkpoint as checkpoint_module
+from gdi.runtime.run_folder.checkpoint import latest_checkpoint, list_checkpoints, load_checkpoint
 from gdi.runtime.wiring import train
 from tests.runtime.helpers import TINY, tiny_config, train_until
 
@@ -105,7 +105,7 @@ def test_a_stop_before_the_first_window_is_start_up_and_keeps_nothing(
         tmp_path, capsys, monkeypatch):
     # The ALE preset on a CPU: actors are started but no window has come yet (issue 30, item
     # 12). Before, the stop wrote a checkpoint of an untrained network "at 0 frames".
-    from gdi.runtime.inline import InlineBackend
+    from gdi.runtime.backends.inline import InlineBackend
 
     monkeypatch.setattr(InlineBackend, "receive", lambda self, block: [])
     waiting = wiring.StartUpLines.still_waiting
@@ -222,7 +222,7 @@ def test_a_disk_that_fills_mid_run_is_one_line_and_the_run_resumes(full_disk, ca
 
 def test_the_metrics_writer_on_a_full_disk_is_one_line_naming_the_file(full_disk):
     from gdi.atomic import StorageError
-    from gdi.runtime.run_dir import MetricsWriter
+    from gdi.runtime.run_folder.run_dir import MetricsWriter
     from tests.conftest import fill_up
 
     (full_disk / ".filler").unlink()

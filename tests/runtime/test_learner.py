@@ -9,13 +9,13 @@ import torch
 
 from gdi.envs import resolve_env
 from gdi.policy_space import get_policy_space
-from gdi.runtime.actor import Actor
+from gdi.runtime.acting.actor import Actor
 from gdi.runtime.components import build_controller, build_network, env_shapes
 from gdi.runtime.errors import LearnerDiverged
-from gdi.runtime.learner import Learner
-from gdi.runtime.parameter_server import InlineParameterServer
-from gdi.runtime.sequences import SequenceBatch
-from gdi.runtime.trainer import Trainer
+from gdi.runtime.learning.learner import Learner
+from gdi.runtime.learning.parameter_server import InlineParameterServer
+from gdi.runtime.learning.trainer import Trainer
+from gdi.runtime.storage.sequences import SequenceBatch
 from tests.nets.helpers import summed_terms
 from tests.runtime.cutting import actor_window
 from tests.runtime.helpers import tiny_config
@@ -206,7 +206,7 @@ def test_a_cuda_learner_steps_the_same_from_its_pinned_staging():
 
 def test_the_loss_takes_every_shared_field_from_the_run_and_refuses_a_renamed_one(monkeypatch):
     from gdi.learning import LossConfig
-    from gdi.runtime import learner
+    from gdi.runtime.learning import learner
 
     config = tiny_config(entropy_scale=0.25, pg_clip=0.1, policy_space="soft_entropy")
     made = learner.loss_config(config)

@@ -10,7 +10,7 @@ import torch
 from gdi.agent import load_agent
 from gdi.cli import main
 from gdi.nets import build
-from gdi.runtime.acting import Acting
+from gdi.runtime.acting.step import Acting
 from tests.runtime.helpers import TINY
 
 

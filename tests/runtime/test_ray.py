@@ -12,8 +12,8 @@ ray = pytest.importorskip("ray")
 
 from ray.cluster_utils import Cluster  # noqa: E402
 
-from gdi.runtime.checkpoint import latest_checkpoint, load_checkpoint  # noqa: E402
-from gdi.runtime.ray_backend import actor_name  # noqa: E402
+from gdi.runtime.backends.ray_backend import actor_name  # noqa: E402
+from gdi.runtime.run_folder.checkpoint import latest_checkpoint, load_checkpoint  # noqa: E402
 from gdi.runtime.wiring import train  # noqa: E402
 from tests.runtime.helpers import tiny_config, train_until  # noqa: E402
 

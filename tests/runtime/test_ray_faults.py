@@ -17,10 +17,10 @@ import pytest
 ray = pytest.importorskip("ray")
 
 from gdi.cli import main  # noqa: E402
-from gdi.runtime import ray_backend  # noqa: E402
-from gdi.runtime.checkpoint import latest_checkpoint, load_checkpoint  # noqa: E402
+from gdi.runtime.backends import ray_backend  # noqa: E402
+from gdi.runtime.backends.ray_backend import RayBackend  # noqa: E402
 from gdi.runtime.errors import ActorFailure  # noqa: E402
-from gdi.runtime.ray_backend import RayBackend  # noqa: E402
+from gdi.runtime.run_folder.checkpoint import latest_checkpoint, load_checkpoint  # noqa: E402
 from gdi.runtime.stop import StopRequest  # noqa: E402
 from tests.runtime.helpers import TINY, one_line_error, tiny_config  # noqa: E402
 

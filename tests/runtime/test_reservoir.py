@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from gdi.run_files import OBSERVATIONS_FILE
-from gdi.runtime.checkpoint import latest_checkpoint, load_checkpoint
-from gdi.runtime.reservoir import StageReservoir
+from gdi.runtime.run_folder.checkpoint import latest_checkpoint, load_checkpoint
+from gdi.runtime.storage.reservoir import StageReservoir
 from gdi.runtime.wiring import train
 from tests.runtime.helpers import tiny_config, train_until
 

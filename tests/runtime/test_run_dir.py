@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from gdi.runtime.run_dir import (
+from gdi.runtime.run_folder.run_dir import (
     RunLock,
     create_run_dir,
     drop_rows_after,
@@ -22,7 +22,7 @@ from tests.runtime.helpers import one_line_error, tiny_config
 
 HOLD_LOCK = (
     "import sys, time\n"
-    "from gdi.runtime.run_dir import RunLock\n"
+    "from gdi.runtime.run_folder.run_dir import RunLock\n"
     "RunLock().acquire(sys.argv[1])\n"
     "print('held', flush=True)\n"
     "time.sleep(120)\n"
@@ -94,7 +94,7 @@ def test_a_missing_field_is_an_error_never_todays_default(tmp_path, capsys, fiel
 def test_a_run_written_before_the_runtime_fields_existed_still_reads(tmp_path):
     # A config.json from before the Ray and fault fields: those (and only those) take the
     # value that reproduces how the run ran; everything it learns with is the file's.
-    from gdi.runtime.run_dir import FIELDS_ADDED_LATER
+    from gdi.runtime.run_folder.run_dir import FIELDS_ADDED_LATER
 
     run = saved_run(tmp_path)
     record = json.loads((run / "config.json").read_text())
@@ -197,7 +197,7 @@ def test_a_refused_environment_makes_no_run_folder_so_the_command_can_be_rerun(
 
 
 def failing_start(monkeypatch, message="placed 0 of 1 actors in 120 s"):
-    from gdi.runtime.inline import InlineBackend
+    from gdi.runtime.backends.inline import InlineBackend
 
     def start(self, *args, **kwargs):
         raise ValueError(message)

@@ -4,9 +4,9 @@ collector): windows, overlap, bootstrap observation, stored state, episode ends.
 import numpy as np
 import pytest
 
-from gdi.runtime.acting import compress_reward
-from gdi.runtime.sequences import SequenceBatch
-from gdi.runtime.steps import StepRecorder
+from gdi.runtime.acting.step import compress_reward
+from gdi.runtime.storage.sequences import SequenceBatch
+from gdi.runtime.storage.steps import StepRecorder
 from tests.runtime.cutting import SequenceCutter
 from tests.tolerance import assert_close
 

@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 import torch
 
-from gdi.runtime.acting import compress_reward
-from gdi.runtime.collector import ReplayCollector
-from gdi.runtime.learner import batch_to_tensors
-from gdi.runtime.sequences import FIELDS, SequenceBatch
-from gdi.runtime.steps import FrameBatch, StepChunk, StepRecorder, rebuild_stacks
+from gdi.runtime.acting.step import compress_reward
+from gdi.runtime.learning.learner import batch_to_tensors
+from gdi.runtime.storage.collector import ReplayCollector
+from gdi.runtime.storage.sequences import FIELDS, SequenceBatch
+from gdi.runtime.storage.steps import FrameBatch, StepChunk, StepRecorder, rebuild_stacks
 from tests.runtime.cutting import StackedSequenceBuilder, numpy_rebuild_stacks
 
 STATE = (1, 2, 3)  # [F, 2, H] of a tiny recurrent state
@@ -339,7 +339,7 @@ def test_the_learner_trains_on_the_old_tensors_and_applies_the_same_update(env):
     stacked observations) is, tensor for tensor, what it trained on from the old stacked
     batch; and one update from each gives the same parameters."""
     from gdi.runtime.components import build_network
-    from gdi.runtime.learner import Learner
+    from gdi.runtime.learning.learner import Learner
 
     config, shapes, want, batch = learner_batches(env)
     learners = []
@@ -360,9 +360,9 @@ def test_training_hands_the_learner_frames_of_stacked_observations(tmp_path):
     from gdi.envs import resolve_env
     from gdi.policy_space import get_policy_space
     from gdi.runtime.components import build_network
-    from gdi.runtime.learner import Learner
-    from gdi.runtime.parameter_server import InlineParameterServer
-    from gdi.runtime.trainer import Trainer
+    from gdi.runtime.learning.learner import Learner
+    from gdi.runtime.learning.parameter_server import InlineParameterServer
+    from gdi.runtime.learning.trainer import Trainer
 
     config, shapes, want, _ = learner_batches("ale:Breakout")
     learner = Learner(config, build_network(config, shapes))
@@ -385,7 +385,7 @@ def test_a_cuda_learner_stacks_its_pinned_frames_on_the_gpu(env):
     stacked observations), and the stacks it rebuilds on the GPU, by the CPU's code, are the
     old stacked batch's."""
     from gdi.runtime.components import build_network
-    from gdi.runtime.learner import Learner
+    from gdi.runtime.learning.learner import Learner
 
     config, shapes, want, batch = learner_batches(env)
     learner = Learner(config, build_network(config, shapes), device="cuda")
@@ -427,12 +427,12 @@ def test_a_window_of_ale_frames_is_at_least_eight_times_smaller():
     assert isinstance(chunk, StepChunk)
 
 
-# A subprocess: gdi.runtime.sequences with one more field in its SCHEMA (the one edit), then the
-# recorder (producer) records it and a learner's batch (consumer) reads it back.
+# A subprocess: gdi.runtime.storage.sequences with one more field in its SCHEMA (the one edit),
+# then the recorder (producer) records it and a learner's batch (consumer) reads it back.
 THROWAWAY = '''
 import importlib.util, sys
 import numpy as np
-name = "gdi.runtime.sequences"
+name = "gdi.runtime.storage.sequences"
 spec = importlib.util.find_spec(name)
 source = spec.loader.get_source(name)
 edited = source.replace(
@@ -444,8 +444,8 @@ module = importlib.util.module_from_spec(spec)
 sys.modules[name] = module
 exec(compile(edited, spec.origin, "exec"), module.__dict__)
 
-from gdi.runtime.collector import ReplayCollector
-from gdi.runtime.steps import StepRecorder
+from gdi.runtime.storage.collector import ReplayCollector
+from gdi.runtime.storage.steps import StepRecorder
 
 n, length = 2, 4
 recorder = StepRecorder(n, length, length, (3,), np.float32, 1, 2, (1, 2, 8))
@@ -472,7 +472,7 @@ print("ok")
 
 def test_a_new_per_step_field_is_one_edit_to_the_schema():
     """Issue 43: the recorder's buffers, the window's chunk, the collector's batches and their
-    dict are built from gdi.runtime.sequences.SCHEMA; with one more field there (and nothing
+    dict are built from gdi.runtime.storage.sequences.SCHEMA; with one more field there (and nothing
     else edited) a value recorded per step reaches the learner's batch."""
     import subprocess
     import sys

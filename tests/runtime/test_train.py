@@ -15,7 +15,7 @@ import pytest
 import torch
 
 from gdi.cli import main
-from gdi.runtime.checkpoint import latest_checkpoint, load_checkpoint
+from gdi.runtime.run_folder.checkpoint import latest_checkpoint, load_checkpoint
 from gdi.runtime.wiring import train
 from tests.runtime.helpers import TINY, tiny_config, train_until
 
@@ -169,7 +169,7 @@ def test_sigterm_during_a_local_run_leaves_a_loadable_checkpoint(tmp_path):
 def test_a_stop_during_the_final_evaluation_is_played_on_resume(tmp_path, monkeypatch):
     # Issue 45 item 3: SIGTERM while the final evaluation plays kept the checkpoint and
     # recorded nothing, and the resume then refused the run as "already finished".
-    from gdi.runtime import training_evaluation as evaluation_module
+    from gdi.runtime.learning import evaluation as evaluation_module
 
     play = evaluation_module.play_episodes
 
@@ -285,7 +285,7 @@ def test_a_resume_onto_another_backend_takes_the_fields_it_needs_in_the_same_ste
 
     from gdi import cli
     from gdi.runtime import wiring
-    from gdi.runtime.run_dir import write_config
+    from gdi.runtime.run_folder.run_dir import write_config
 
     run = tmp_path / "run"
     run.mkdir()
@@ -308,8 +308,8 @@ def test_evaluate_command_writes_scores(tmp_path, capsys):
 
 
 def test_greedy_evaluation_plays_es_greedy_lambda_in_every_episode(tmp_path, capsys):
-    from gdi.runtime.checkpoint import checkpoint_controller_state
     from gdi.runtime.components import build_controller
+    from gdi.runtime.run_folder.checkpoint import checkpoint_controller_state
 
     config = tiny_config(frames=1200)
     result = train(config, tmp_path / "run", show_progress=False, tensorboard=False)
@@ -345,8 +345,8 @@ def test_a_stop_request_does_not_wait_for_an_evaluation(tmp_path, monkeypatch):
     """Ctrl-C during an evaluation abandons its episodes at the next step (an ALE evaluation can
     run to the 27,000-step cap): nothing of it is recorded, and the run checkpoints and stops
     as interrupted, resumable."""
-    import gdi.runtime.training_evaluation as evaluation_module
-    from gdi.runtime.evaluator import play_agent_episodes
+    import gdi.runtime.learning.evaluation as evaluation_module
+    from gdi.runtime.acting.evaluator import play_agent_episodes
     from gdi.runtime.stop import StopRequest
 
     stop = StopRequest()

@@ -6,8 +6,8 @@ import json
 
 from gdi.envs import resolve_env
 from gdi.runtime.components import build_network, env_shapes
-from gdi.runtime.run_dir import MetricsWriter
-from gdi.runtime.training_evaluation import TrainingEvaluation
+from gdi.runtime.learning.evaluation import TrainingEvaluation
+from gdi.runtime.run_folder.run_dir import MetricsWriter
 from tests.runtime.helpers import tiny_config
 
 

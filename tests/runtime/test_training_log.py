@@ -6,9 +6,9 @@ import time
 import pytest
 
 from gdi.config import Config
-from gdi.runtime.actor import EpisodeRecord
-from gdi.runtime.checkpoint import CheckpointSchedule
-from gdi.runtime.training_log import TrainingLog
+from gdi.runtime.acting.actor import EpisodeRecord
+from gdi.runtime.learning.log import TrainingLog
+from gdi.runtime.run_folder.checkpoint import CheckpointSchedule
 
 
 class Rows:

@@ -3,7 +3,7 @@ config and metrics rows reach W&B's files, and a resume continues the same W&B r
 
 import pytest
 
-from gdi.runtime.run_dir import WANDB_ID_FILE
+from gdi.runtime.run_folder.run_dir import WANDB_ID_FILE
 from gdi.runtime.wiring import train
 from tests.runtime.helpers import tiny_config, train_until
 

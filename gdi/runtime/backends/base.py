@@ -24,7 +24,7 @@ from typing import Protocol
 import torch
 
 from gdi.backends import BACKENDS  # name → "module:class", the one registry
-from gdi.runtime.actor import Window
+from gdi.runtime.acting.actor import Window
 from gdi.runtime.errors import ActorFailure
 
 

@@ -19,8 +19,8 @@ from gdi.config import Config
 from gdi.learning import LossBatch, LossConfig, LossOutputs, dynamics_losses
 from gdi.learning import loss as gdi_loss
 from gdi.learning.schedule import optimizer_schedule
-from gdi.runtime.sequences import SequenceBatch
-from gdi.runtime.steps import FrameBatch, stacked_tensors
+from gdi.runtime.storage.sequences import SequenceBatch
+from gdi.runtime.storage.steps import FrameBatch, stacked_tensors
 
 #: LossConfig fields a run's Config does not have, which keep LossConfig's defaults: the
 #: policy gradient's own ρ truncation (None: ρ̄, the paper's).

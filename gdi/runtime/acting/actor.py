@@ -1,12 +1,12 @@
 """The actor: samples data with behavior policies π_λ, λ drawn from E (Alg. GDI-I³/H³, ACTOR).
 
 One actor steps a batch of environments with one batched forward pass per step (the acting
-step of ``gdi.runtime.acting``). Each environment has its own λ, drawn from the actor's E at
+step of ``gdi.runtime.acting.step``). Each environment has its own λ, drawn from the actor's E at
 the start of each episode and reported back to E with the raw episode return G at its end;
 like the paper, each actor keeps its own E (one bandit ensemble per actor). The actor records
-each step once (``gdi.runtime.steps``; ``gdi.runtime.sequences`` has the contract of what the
-learner reads) and pulls parameters every ``pull_every``
-of its steps (the paper's 64 on ALE), counted from its last pull.
+each step once (``gdi.runtime.storage.steps``; ``gdi.runtime.storage.sequences`` has the
+contract of what the learner reads) and pulls parameters every ``pull_every`` of its steps (the
+paper's 64 on ALE), counted from its last pull.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ import torch
 from gdi.config import Config
 from gdi.envs import make_vector_env
 from gdi.policy_space import get_policy_space
-from gdi.runtime.acting import Acting, compress_reward, one_step
-from gdi.runtime.steps import StepChunk, StepRecorder
+from gdi.runtime.acting.step import Acting, compress_reward, one_step
+from gdi.runtime.storage.steps import StepChunk, StepRecorder
 
 
 @dataclass(frozen=True)
@@ -49,7 +49,7 @@ class Window:
     actor_id: int
     steps: StepChunk
     """The steps acted for the window, each once, and the sequences they complete, one per
-    environment (see ``gdi.runtime.steps`` and ``gdi.runtime.sequences``)."""
+    environment (see ``gdi.runtime.storage.steps`` and ``gdi.runtime.storage.sequences``)."""
     episodes: list[EpisodeRecord]
     """The episodes that ended while the window was acted."""
     frames: int
@@ -210,7 +210,7 @@ class Actor:
         return window, episodes
 
     def _observation(self, obs: np.ndarray) -> dict[str, np.ndarray]:
-        """The per-observation fields of a step (``gdi.runtime.sequences``): the observation
+        """The per-observation fields of a step (``gdi.runtime.storage.sequences``): the observation
         and the inputs the network reads with it, which acting carries between steps."""
         acting = self.acting
         return {"obs": obs, "resets": acting.resets, "prev_actions": acting.prev_actions,

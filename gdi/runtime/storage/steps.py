@@ -2,7 +2,7 @@
 the stacks of frames are rebuilt from it (``rebuild_stacks``): on the learner's device, from a
 batch that carries only frames (``FrameBatch``).
 
-What the learner reads is the contract of ``gdi.runtime.sequences``: sequences of ``length``
+What the learner reads is the contract of ``gdi.runtime.storage.sequences``: sequences of ``length``
 transitions that start every ``stride`` steps of an environment's stream, with stacked
 observations (ALE: the last 4 frames). Shipped and stored that way, each step would be copied
 into every sequence that overlaps it (``length / stride`` of them: 3 in the paper's ALE
@@ -11,7 +11,7 @@ setting) and each ALE frame into 4 stacks. Instead:
 * an actor's window carries only the steps acted since its last window, for each of its
   environments, and of a stacked observation only its newest frame;
 * the data collector keeps each actor's recent chunks and cuts sequences out of them by index
-  (``gdi.runtime.collector``): overlapping sequences share their steps;
+  (``gdi.runtime.storage.collector``): overlapping sequences share their steps;
 * the collector assembles a learner's batch with its frames unstacked (``FrameBatch``: each
   sequence's frames, the ``stack − 1`` before its first step included, and their episode
   starts), and the learner rebuilds the stacks where it trains (``stacked_tensors``, on its
@@ -32,7 +32,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from gdi.runtime.sequences import (
+from gdi.runtime.storage.sequences import (
     FIELDS,
     OBS_FIELDS,
     SCHEMA,
@@ -258,9 +258,9 @@ class StepRecorder:
 
     def record(self, state: np.ndarray, **step) -> None:
         """One step of every environment, one keyword per field of the schema
-        (``gdi.runtime.sequences.SCHEMA``): what the actor saw (``obs`` ``[N, *obs_shape]`` and
-        the network's other inputs), what it did and what came back (aligned as
-        ``gdi.runtime.sequences`` states), each ``[N, ...]`` or one value for all; and the
+        (``gdi.runtime.storage.sequences.SCHEMA``): what the actor saw (``obs``
+        ``[N, *obs_shape]`` and the network's other inputs), what it did and what came back (aligned as
+        ``gdi.runtime.storage.sequences`` states), each ``[N, ...]`` or one value for all; and the
         recurrent ``state`` before it. ``truncation_values [N, F]``: V_f of the final
         observation where a time limit cut the episode at this step, 0 elsewhere (None: no
         episode was cut)."""

@@ -37,11 +37,11 @@ import numpy as np
 import torch
 
 from gdi.config import Config
-from gdi.runtime.actor import Window
-from gdi.runtime.backend import ControllerStates, ParallelBackend
+from gdi.runtime.acting.actor import Window
+from gdi.runtime.backends.base import ControllerStates, ParallelBackend
 from gdi.runtime.components import available_cores
 from gdi.runtime.errors import ActorFailure
-from gdi.runtime.parameter_server import flatten_parameters, unflatten_parameters_into
+from gdi.runtime.learning.parameter_server import flatten_parameters, unflatten_parameters_into
 
 #: Seconds to wait for the cluster to place every actor (at start-up, and again for an actor
 #: restarted after a failure) before saying it cannot.

@@ -9,10 +9,10 @@ always in actor order: the actor acts exactly when the learner has run out of da
 from __future__ import annotations
 
 from gdi.config import Config
-from gdi.runtime.actor import Window
-from gdi.runtime.backend import ControllerStates
+from gdi.runtime.acting.actor import Window
+from gdi.runtime.backends.base import ControllerStates
 from gdi.runtime.components import build_actor
-from gdi.runtime.parameter_server import InlineParameterServer
+from gdi.runtime.learning.parameter_server import InlineParameterServer
 
 
 class InlineBackend:

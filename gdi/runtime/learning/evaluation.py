@@ -14,9 +14,9 @@ import torch
 from gdi.config import Config
 from gdi.run_files import EVAL_DIR
 from gdi.runtime import seeds
+from gdi.runtime.acting.evaluator import POLICY_DESCRIPTION, play_episodes
 from gdi.runtime.components import build_controller
-from gdi.runtime.evaluator import POLICY_DESCRIPTION, play_episodes
-from gdi.runtime.run_dir import MetricsWriter
+from gdi.runtime.run_folder.run_dir import MetricsWriter
 from gdi.scores import periodic_eval_name, write_eval_file
 
 

@@ -20,7 +20,7 @@ import torch
 
 from gdi.envs import env_seeds, make_vector_env
 from gdi.run_files import EVALUATION_POLICIES, POPULATION
-from gdi.runtime.acting import Acting, one_at_a_time
+from gdi.runtime.acting.step import Acting, one_at_a_time
 
 #: What periodic evaluation during training records as its policy: the population's.
 POLICY_DESCRIPTION = EVALUATION_POLICIES[POPULATION]

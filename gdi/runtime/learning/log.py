@@ -1,7 +1,7 @@
 """The run's metrics rows while it trains: what happened between two rows (the learner's
 losses and statistics, its policy lag, the episodes that ended, the time each phase took in
 the learner process and in the actors), written every ``log_every`` frames to metrics.jsonl
-(and TensorBoard, W&B) by ``gdi.runtime.run_dir.MetricsWriter``.
+(and TensorBoard, W&B) by ``gdi.runtime.run_folder.run_dir.MetricsWriter``.
 
 A part the trainer calls: it adds what each step and window brings, asks ``due`` and calls
 ``write``. Its accumulators are saved in checkpoints (``state_dict``, under the keys every
@@ -17,8 +17,8 @@ from collections import defaultdict, deque
 import numpy as np
 
 from gdi.config import Config
-from gdi.runtime.actor import EpisodeRecord
-from gdi.runtime.run_dir import MetricsWriter
+from gdi.runtime.acting.actor import EpisodeRecord
+from gdi.runtime.run_folder.run_dir import MetricsWriter
 
 
 class TrainingLog:

@@ -19,22 +19,22 @@ import torch
 from gdi.config import Config
 from gdi.run_files import OBSERVATIONS_FILE
 from gdi.runtime import seeds
-from gdi.runtime.actor import EpisodeRecord, Window
-from gdi.runtime.backend import ActorTurns
-from gdi.runtime.checkpoint import (
+from gdi.runtime.acting.actor import EpisodeRecord, Window
+from gdi.runtime.backends.base import ActorTurns
+from gdi.runtime.errors import LearnerDiverged
+from gdi.runtime.learning.evaluation import TrainingEvaluation, final_evaluation_recorded
+from gdi.runtime.learning.learner import Learner
+from gdi.runtime.learning.log import TrainingLog
+from gdi.runtime.run_folder.checkpoint import (
     CheckpointSchedule,
     checkpoint_controller_states,
     save_checkpoint,
 )
-from gdi.runtime.collector import ReplayCollector
-from gdi.runtime.errors import LearnerDiverged
-from gdi.runtime.learner import Learner
-from gdi.runtime.reservoir import StageReservoir
-from gdi.runtime.run_dir import MetricsWriter
-from gdi.runtime.sequences import SequenceBatch
-from gdi.runtime.steps import StepChunk
-from gdi.runtime.training_evaluation import TrainingEvaluation, final_evaluation_recorded
-from gdi.runtime.training_log import TrainingLog
+from gdi.runtime.run_folder.run_dir import MetricsWriter
+from gdi.runtime.storage.collector import ReplayCollector
+from gdi.runtime.storage.reservoir import StageReservoir
+from gdi.runtime.storage.sequences import SequenceBatch
+from gdi.runtime.storage.steps import StepChunk
 
 __all__ = ["Trainer", "TrainingEvaluation", "final_evaluation_recorded"]
 

@@ -6,7 +6,7 @@ order and a batch is ``batch_size`` distinct sequences drawn uniformly from thos
 two uses of one sequence land in different batches. Memory is bounded by ``capacity``: when it
 is full the collector accepts nothing more, and actors wait (``free_slots`` tells them).
 
-Each step is stored once (``gdi.runtime.steps``): the collector keeps each actor's recent
+Each step is stored once (``gdi.runtime.storage.steps``): the collector keeps each actor's recent
 ``StepChunk``s, a sequence is a reference into them, and a batch is assembled from the
 references. A chunk is freed once no held sequence and no sequence still to come refers to it.
 Stacked observations are assembled as frames, each once, with the episode starts their stacks
@@ -23,8 +23,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gdi.runtime.sequences import OBS_FIELDS, STEP_FIELDS, SequenceBatch
-from gdi.runtime.steps import FrameBatch, StepChunk
+from gdi.runtime.storage.sequences import OBS_FIELDS, STEP_FIELDS, SequenceBatch
+from gdi.runtime.storage.steps import FrameBatch, StepChunk
 
 #: The chunk arrays behind each per-observation field of a SequenceBatch besides ``obs``: the
 #: steps' own, then the next observation's.

@@ -10,7 +10,7 @@ import numpy as np
 
 from gdi.policy_space import get_policy_space
 from gdi.runtime.components import build_controller
-from gdi.runtime.run_dir import read_config
+from gdi.runtime.run_folder.run_dir import read_config
 
 
 def load_meta_rows(run_dir: Path, notes: list[str] | None = None) -> list[dict]:

@@ -13,7 +13,9 @@ passed over. Nothing is ever deleted on the user's behalf except checkpoints old
 
 from __future__ import annotations
 
+import pickle
 import time
+import types
 from pathlib import Path
 
 import torch
@@ -23,6 +25,7 @@ from gdi.run_files import CHECKPOINT_DIR, checkpoint_name, latest_checkpoint, li
 
 __all__ = [
     "FORMAT_VERSION",
+    "MOVED_MODULES",
     "SET_ASIDE_SUFFIX",
     "CheckpointSchedule",
     "checkpoint_controller_state",
@@ -86,6 +89,46 @@ def save_checkpoint(run_dir: Path, frames: int, payload: dict, keep: int) -> Pat
     return path
 
 
+#: Where the runtime's modules were before they moved into folders by role (issue 43), for the
+#: classes that checkpoints written before then hold by their old module (an ``EpisodeRecord``
+#: between two metrics rows, an inline actor's state): old module → module now.
+MOVED_MODULES = {
+    "gdi.runtime.acting": "gdi.runtime.acting.step",
+    "gdi.runtime.actor": "gdi.runtime.acting.actor",
+    "gdi.runtime.evaluator": "gdi.runtime.acting.evaluator",
+    "gdi.runtime.steps": "gdi.runtime.storage.steps",
+    "gdi.runtime.sequences": "gdi.runtime.storage.sequences",
+    "gdi.runtime.collector": "gdi.runtime.storage.collector",
+    "gdi.runtime.reservoir": "gdi.runtime.storage.reservoir",
+    "gdi.runtime.learner": "gdi.runtime.learning.learner",
+    "gdi.runtime.parameter_server": "gdi.runtime.learning.parameter_server",
+    "gdi.runtime.trainer": "gdi.runtime.learning.trainer",
+    "gdi.runtime.backend": "gdi.runtime.backends.base",
+    "gdi.runtime.inline": "gdi.runtime.backends.inline",
+    "gdi.runtime.local": "gdi.runtime.backends.local",
+    "gdi.runtime.ray_backend": "gdi.runtime.backends.ray_backend",
+    "gdi.runtime.run_dir": "gdi.runtime.run_folder.run_dir",
+    "gdi.runtime.checkpoint": "gdi.runtime.run_folder.checkpoint",
+    "gdi.runtime.meta_log": "gdi.runtime.run_folder.meta_log",
+}
+
+
+class _MovedModulesUnpickler(pickle.Unpickler):
+    """pickle's Unpickler, finding a class saved under a module that has since moved
+    (:data:`MOVED_MODULES`) where it is now."""
+
+    def find_class(self, module: str, name: str):
+        # "gdi.runtime.acting" is both an old module and a package now: the package never
+        # held a pickled class, so the old module is meant.
+        return super().find_class(MOVED_MODULES.get(module, module), name)
+
+
+#: What ``torch.load`` unpickles checkpoints with: pickle, but for moved modules.
+CHECKPOINT_PICKLE = types.SimpleNamespace(
+    Unpickler=_MovedModulesUnpickler, load=pickle.load, loads=pickle.loads,
+    __name__="gdi_checkpoint_pickle")
+
+
 def load_checkpoint(path: Path) -> dict:
     path = Path(path)
     if path.is_symlink() and not path.exists():
@@ -95,7 +138,8 @@ def load_checkpoint(path: Path) -> dict:
     if not path.is_file():
         raise FileNotFoundError(f"no checkpoint at {path}")
     try:
-        payload = torch.load(path, map_location="cpu", weights_only=False)
+        payload = torch.load(path, map_location="cpu", weights_only=False,
+                             pickle_module=CHECKPOINT_PICKLE)
     except Exception as err:
         raise ValueError(f"checkpoint {path} is truncated or corrupt ({_one_line(err)})") \
             from None

@@ -2,8 +2,8 @@
 Algorithm 1, actor side: observation → network → A₁, A₂ → π_λ for each environment's own λ →
 action).
 
-Written once, for the actors that gather training data (``gdi.runtime.actor.Actor``), the
-evaluation during training (``gdi.runtime.evaluator``) and the trained agent users play
+Written once, for the actors that gather training data (``gdi.runtime.acting.actor.Actor``), the
+evaluation during training (``gdi.runtime.acting.evaluator``) and the trained agent users play
 (``gdi.agent.Agent``, which adds checks of its input). Between steps it carries, per
 environment, what the network reads besides the observation (the LSTM state, the previous
 action, the previous reward compressed, whether the episode has just begun) and the λ of the

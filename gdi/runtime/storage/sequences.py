@@ -1,5 +1,5 @@
 """The actor → learner contract: what a sequence holds, as the learner reads it. (How each step
-is recorded once and sequences are cut from the steps: ``gdi.runtime.steps`` and the data
+is recorded once and sequences are cut from the steps: ``gdi.runtime.storage.steps`` and the data
 collector.)
 
 The arrays of a recorded step are stated once, in ``SCHEMA`` (name, one per observation or per
@@ -118,7 +118,7 @@ def check_names(what: str, expected: tuple[str, ...], given) -> None:
 class SequenceArrays:
     """What every form of a batch of N sequences holds (time-major; ``initial_state``
     batch-first ``[N, F, 2, H]``), one attribute per array: ``SequenceBatch`` the schema's
-    fields with stacked observations, ``gdi.runtime.steps.FrameBatch`` their frames. A form
+    fields with stacked observations, ``gdi.runtime.storage.steps.FrameBatch`` their frames. A form
     names its arrays in ``fields``; building one with other arrays is a TypeError naming them."""
 
     fields: tuple[str, ...] = ()
