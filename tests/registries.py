@@ -6,16 +6,16 @@ import contextlib
 
 @contextlib.contextmanager
 def restored_registries():
-    """Within the block, policy spaces, operators E and presets may be registered; on leaving
-    it every registry holds what it held on entering it, so no other test sees them."""
-    from gdi.meta.registry import CONTROLLERS
+    """Within the block, policy spaces, operators E, torsos, backends and presets may be
+    registered; on leaving it every registry holds what it held on entering it, so no other
+    test sees them."""
+    from gdi.backends import BACKENDS
+    from gdi.meta import CONTROLLERS
+    from gdi.nets import TORSOS
     from gdi.policy_space import POLICY_SPACES
     from gdi.presets import PRESETS
 
-    saved = [(registry, dict(registry)) for registry in (POLICY_SPACES, CONTROLLERS, PRESETS)]
-    try:
+    with contextlib.ExitStack() as stack:
+        for registry in (POLICY_SPACES, CONTROLLERS, TORSOS, BACKENDS, PRESETS):
+            stack.enter_context(registry.restored())
         yield
-    finally:
-        for registry, entries in saved:
-            registry.clear()
-            registry.update(entries)

@@ -158,7 +158,7 @@ def test_gym_presets_search_inverse_temperatures_up_to_1000_in_log_coordinates()
 
 
 def test_unknown_preset_and_env_kind():
-    with pytest.raises(ValueError, match="did you mean gdi-i3"):
+    with pytest.raises(ValueError, match="did you mean 'gdi-i3'"):
         resolve_config("gdi-13", "minatar:breakout")
     with pytest.raises(ValueError, match="must start with one of"):
         resolve_config("gdi-i3", "atari:Breakout")

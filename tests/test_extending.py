@@ -1,5 +1,5 @@
 """DESIGN.md's promise, kept: a new policy space Λ is one class and its ``@register``; a new
-operator E is one class and its line in ``CONTROLLERS``. Both are defined in this file, and with
+operator E is one class and its ``@register_controller``. Both are defined in this file, and with
 no other edit anywhere they are validated and listed like the built-in ones, pass the
 registry-driven tests of ``tests/test_policy_space.py`` and ``tests/meta/``, and train an inline
 run together. The registrations are undone after each test (``tests.registries``)."""
@@ -12,7 +12,15 @@ import torch
 
 from gdi.config import field_docs
 from gdi.meta import CONTROLLERS, meta_kwargs_over
-from gdi.meta.base import check_count, check_index_names, check_lambda, check_return, check_state
+from gdi.meta.base import (
+    check_count,
+    check_index_names,
+    check_lambda,
+    check_return,
+    check_state,
+    match_arm,
+    register_controller,
+)
 from gdi.policy_space import POLICY_SPACES, PolicySpace, register, softmax_np
 from gdi.runtime.run_folder.checkpoint import latest_checkpoint, load_checkpoint
 from gdi.runtime.wiring import train
@@ -88,7 +96,7 @@ class RoundRobin:
     def update(self, lam, episode_return: float) -> None:
         lam = check_lambda(lam, self.dim, self.index_names)
         g = check_return(episode_return)
-        arm = int(np.argmin(np.abs(self._arms - lam).sum(axis=1)))  # λ may arrive as float32
+        arm = match_arm(self._arms, lam)  # to float32's precision, as λ travels
         self._counts[arm] += 1
         self._sums[arm] += g
 
@@ -108,9 +116,9 @@ ARMS = ((0.0,), (0.5,), (1.0,))
 
 @pytest.fixture
 def new_parts(registries):
-    """The two registrations a contributor writes: the decorator and the registry line."""
+    """The two registrations a contributor writes: the decorators."""
     register(UniformMixedSoftmax)
-    CONTROLLERS[RoundRobin.kind] = RoundRobin
+    register_controller(RoundRobin)
     return UniformMixedSoftmax.name, RoundRobin.kind
 
 
@@ -159,6 +167,6 @@ def test_the_registrations_are_undone():
     before = dict(POLICY_SPACES), dict(CONTROLLERS)
     with restored_registries():
         register(UniformMixedSoftmax)
-        CONTROLLERS[RoundRobin.kind] = RoundRobin
+        register_controller(RoundRobin)
         assert UniformMixedSoftmax.name in POLICY_SPACES and RoundRobin.kind in CONTROLLERS
     assert (dict(POLICY_SPACES), dict(CONTROLLERS)) == before

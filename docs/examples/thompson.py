@@ -8,9 +8,10 @@ grows, so exploration stops by itself where the evidence is clear. (An actor dra
 its environments at once at the start, before any return is reported: one call of
 ``sample_many`` gives each untried arm once before it repeats any.)
 
-An E is any class with the methods of ``gdi.meta.MetaController``; its registry line in
-``gdi/meta/registry.py`` (``CONTROLLERS["thompson"] = ThompsonArms``) makes it nameable by
-``meta_controller``.
+An E is any class with the methods of ``gdi.meta.MetaController``; ``@register_controller``
+registers it under its ``kind``, which makes it nameable by ``meta_controller``. Saved as
+``gdi/meta/thompson.py`` it is all there is to add (the package imports every module it
+holds); imported from anywhere else, it is registered for that Python process.
 """
 
 from __future__ import annotations
@@ -19,9 +20,18 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from gdi.meta.base import check_count, check_index_names, check_lambda, check_return, check_state
+from gdi.meta.base import (
+    check_count,
+    check_index_names,
+    check_lambda,
+    check_return,
+    check_state,
+    match_arm,
+    register_controller,
+)
 
 
+@register_controller
 class ThompsonArms:
     kind = "thompson"
 
@@ -85,12 +95,9 @@ class ThompsonArms:
     def update(self, lam: np.ndarray, episode_return: float) -> None:
         lam = check_lambda(lam, self.dim, self.index_names)
         g = check_return(episode_return)
-        # λ may have passed through float32 on its way from the actor: match to that precision.
-        match = np.flatnonzero(np.isclose(self._arms, lam, rtol=1e-6, atol=1e-7).all(axis=1))
-        if match.size == 0:
-            raise ValueError(f"λ={lam.tolist()} is not one of this E's arms")
-        self._counts[match[0]] += 1
-        self._sums[match[0]] += g
+        arm = match_arm(self._arms, lam)  # to float32's precision, as λ travels
+        self._counts[arm] += 1
+        self._sums[arm] += g
         self._squares += g * g
 
     def state_dict(self) -> dict:

@@ -2,13 +2,15 @@
 
 The paper's tile-coded UCB bandit ensemble (App. "Adaptive Controller Formalism"), the
 identity operators of its ablations and baselines (a fixed λ; uniform over a set or a box),
-and Agent57's sliding-window UCB. Every controller follows ``MetaController``: ``sample()``
-gives λ for the next episode, ``update(λ, G)`` reports its return, and ``state_dict`` /
-``load_state_dict`` save and restore it exactly. Numpy only.
+and Agent57's sliding-window UCB, each registered where it is defined
+(``@register_controller``; the package imports every module it holds, so a new E is one
+file). Every controller follows ``MetaController``: ``sample()`` gives λ for the next episode,
+``update(λ, G)`` reports its return, and ``state_dict`` / ``load_state_dict`` save and restore
+it exactly. Numpy only.
 """
 
 from gdi.meta.bandit import MODES, BanditEnsemble
-from gdi.meta.base import MetaController, default_index_names
+from gdi.meta.base import MetaController, default_index_names, register_controller
 from gdi.meta.fixed import FixedIndex, UniformIndex
 from gdi.meta.plotting import plot_meta_history
 from gdi.meta.registry import CONTROLLERS, make_controller, meta_kwargs_over
@@ -34,6 +36,7 @@ from gdi.meta.tile_coding import (
     to_block_units,
     ucb_scores,
 )
+from gdi.registry import import_package_modules
 
 __all__ = [
     "CONTROLLERS",
@@ -57,6 +60,7 @@ __all__ = [
     "num_blocks",
     "num_tiles",
     "plot_meta_history",
+    "register_controller",
     "run_controller",
     "run_demo",
     "save_demo_plot",
@@ -65,3 +69,7 @@ __all__ = [
     "to_block_units",
     "ucb_scores",
 ]
+
+# Every module of the package, so that an E in a file of its own registers itself
+# (``@register_controller``): a new E is one file.
+import_package_modules(__name__, __path__)

@@ -40,6 +40,7 @@ from gdi.meta.base import (
     check_state,
     make_rng,
     paper_space,
+    register_controller,
 )
 from gdi.meta.coordinates import CoordinateTransforms
 from gdi.meta.tile_coding import (
@@ -73,6 +74,7 @@ def _check_choices(name: str, values, positive: bool = True, integer: bool = Fal
     return tuple(int(v) if integer else float(v) for v in vals)
 
 
+@register_controller
 class BanditEnsemble:
     """The paper's Bandits Controller (App. "Adaptive Controller Formalism").
 

@@ -18,6 +18,8 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
+from gdi.registry import Registry
+
 __all__ = ["MetaController", "default_index_names"]
 
 
@@ -60,6 +62,34 @@ class MetaController(Protocol):
         ...
 
     def load_state_dict(self, state: dict) -> None: ...
+
+
+#: Every operator E by name, filled by ``@register_controller`` (the class's ``kind``) as the
+#: package imports its modules: a new E is one file in gdi/meta/.
+CONTROLLERS = Registry("meta-controller", name_attribute="kind")
+register_controller = CONTROLLERS.register
+
+
+def same_arm(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Elementwise: whether coordinates of two λ are one arm's, to float32's precision (λ
+    passes through float32 on its way from the actor to E)."""
+    return np.isclose(a, b, rtol=1e-6, atol=1e-7)
+
+
+def match_arm(arms: np.ndarray, lam: np.ndarray) -> int:
+    """The index of the arm (a row of ``arms [K, dim]``) equal to a checked ``lam [dim]``, to
+    float32's precision: λ passes through float32 on its way from the actor to E, so the λ
+    reported for an arm may differ from it by rounding. A ValueError naming the closest arm when
+    none is: the one arm matching of every E that plays a finite set of arms."""
+    match = np.flatnonzero(same_arm(arms, lam[None, :]).all(-1))
+    if match.size == 0:
+        nearest = int(np.abs(arms - lam).max(axis=1).argmin())
+        raise ValueError(
+            f"λ={lam.tolist()} is not one of the {arms.shape[0]} arms of this controller "
+            f"(closest: arm {nearest} = {arms[nearest].tolist()}); update with a λ that "
+            "sample() returned"
+        )
+    return int(match[0])
 
 
 def default_index_names(dim: int) -> tuple[str, ...]:

@@ -22,12 +22,14 @@ from gdi.meta.base import (
     make_rng,
     no_greedy,
     paper_space,
+    register_controller,
 )
 from gdi.meta.coordinates import CoordinateTransforms
 
 __all__ = ["FixedIndex", "UniformIndex"]
 
 
+@register_controller
 class FixedIndex:
     """E = identity with P_Λ a point mass: ``sample`` always returns ``value``.
 
@@ -87,6 +89,7 @@ class FixedIndex:
         check_state(state, self.kind, self._config)
 
 
+@register_controller
 class UniformIndex:
     """E = identity with P_Λ uniform: over a finite set of λ (``values``) or a box (``ranges``).
 

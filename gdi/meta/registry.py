@@ -2,38 +2,21 @@
 
 from __future__ import annotations
 
-import difflib
 import inspect
 from typing import Any
 
 import numpy as np
 
-from gdi.meta.bandit import BanditEnsemble
-from gdi.meta.base import MetaController
-from gdi.meta.fixed import FixedIndex, UniformIndex
-from gdi.meta.sliding_window_ucb import SlidingWindowUCB
+# CONTROLLERS holds every E: each registers itself where it is defined (@register_controller),
+# and the package (imported before any of its modules) imports every module it holds.
+from gdi.meta.base import CONTROLLERS, MetaController
 
 __all__ = ["CONTROLLERS", "make_controller", "meta_kwargs_over"]
-
-#: Every operator E: the paper's bandit ensemble, the identity E of the "w/o E" ablation
-#: (fixed λ) and of Ape-X/R2D2 (uniform), and Agent57's sliding-window UCB.
-CONTROLLERS: dict[str, type] = {
-    "bandit": BanditEnsemble,
-    "fixed": FixedIndex,
-    "uniform": UniformIndex,
-    "sliding_window_ucb": SlidingWindowUCB,
-}
 
 
 def _registered(name: str) -> type:
     """The class registered as ``name``; ValueError listing the registered names otherwise."""
-    if name not in CONTROLLERS:
-        close = difflib.get_close_matches(str(name), CONTROLLERS, n=2)
-        hint = f" (did you mean {' or '.join(map(repr, close))}?)" if close else ""
-        raise ValueError(
-            f"unknown meta-controller {name!r}{hint}; allowed: {', '.join(CONTROLLERS)}"
-        )
-    return CONTROLLERS[name]
+    return CONTROLLERS.lookup(name)
 
 
 def make_controller(name: str, seed: int | np.random.Generator, **kwargs) -> MetaController:

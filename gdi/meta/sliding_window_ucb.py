@@ -32,11 +32,15 @@ from gdi.meta.base import (
     check_return,
     check_state,
     make_rng,
+    match_arm,
+    register_controller,
+    same_arm,
 )
 
 __all__ = ["SlidingWindowUCB"]
 
 
+@register_controller
 class SlidingWindowUCB:
     """Agent57's sliding-window UCB over a finite set of λ (``arms``, ``[n_arms, dim]``).
 
@@ -62,7 +66,7 @@ class SlidingWindowUCB:
             )
         if not np.isfinite(arr).all():
             raise ValueError(f"arms must be finite, got {arr.tolist()}")
-        same = self._close(arr[:, None, :], arr[None, :, :]).all(-1)
+        same = same_arm(arr[:, None, :], arr[None, :, :]).all(-1)
         np.fill_diagonal(same, False)
         if same.any():
             i, j = np.argwhere(same)[0]
@@ -90,10 +94,6 @@ class SlidingWindowUCB:
         self._hist_ret = np.zeros(self.window)
         self._updates = 0
         self._samples = 0
-
-    @staticmethod
-    def _close(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        return np.isclose(a, b, rtol=1e-6, atol=1e-7)
 
     @property
     def dim(self) -> int:
@@ -153,16 +153,7 @@ class SlidingWindowUCB:
 
     def arm_index(self, lam: np.ndarray) -> int:
         """The arm equal to ``lam``; ValueError naming the closest arm if none is."""
-        lam = check_lambda(lam, self.dim, self.index_names)
-        match = np.flatnonzero(self._close(self._arms, lam[None, :]).all(-1))
-        if match.size == 0:
-            nearest = int(np.abs(self._arms - lam).max(axis=1).argmin())
-            raise ValueError(
-                f"λ={lam.tolist()} is not one of the {self._arms.shape[0]} arms of this "
-                f"controller (closest: arm {nearest} = {self._arms[nearest].tolist()}); "
-                "update with a λ that sample() returned"
-            )
-        return int(match[0])
+        return match_arm(self._arms, check_lambda(lam, self.dim, self.index_names))
 
     def update(self, lam: np.ndarray, episode_return: float) -> None:
         arm = self.arm_index(lam)

@@ -353,8 +353,7 @@ def build(
     Raises:
       ValueError: naming the bad value and what is allowed.
     """
-    if torso not in TORSOS:
-        raise ValueError(f"unknown torso {torso!r}; allowed: {tuple(TORSOS)}")
+    TORSOS.lookup(torso)  # a ValueError naming the allowed torsos
     if isinstance(families, bool) or not isinstance(families, int) or families < 1:
         raise ValueError(
             f"families must be an integer >= 1 (1: GDI-I, θ₁ = θ₂; 2: GDI-H³; K: LASER-like); "

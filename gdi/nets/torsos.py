@@ -19,6 +19,15 @@ from collections.abc import Callable, Sequence
 import torch
 from torch import nn
 
+from gdi.registry import Registry
+
+#: Torso name → class, filled by ``@TORSOS.register`` (the class's ``name``) where each is
+#: defined; ``build(..., torso=name, torso_kwargs=...)`` passes the kwargs through. What a torso
+#: can do is its class's to say: ``kwargs`` (the torso_kwargs it takes), ``auto_init`` (what
+#: ``torso_init=auto`` gives it) and ``residual`` (whether it has residual branches for
+#: ``he_zero_residual`` to zero).
+TORSOS = Registry("torso")
+
 __all__ = [
     "INITIALIZATIONS",
     "TORSOS",
@@ -139,6 +148,7 @@ class ResidualBlock(nn.Module):
         return x + self.conv1(torch.relu(self.conv0(torch.relu(x))))
 
 
+@TORSOS.register
 class ImpalaDeepTorso(nn.Module):
     """IMPALA's deep ResNet (Espeholt et al. 2018, Fig. 3 right), the paper's backbone.
 
@@ -147,6 +157,11 @@ class ImpalaDeepTorso(nn.Module):
     linear to ``out_features`` = 256, ReLU. An 84×84 input leaves 32 × 11 × 11 = 3872 features
     before the linear layer (84 → 42 → 21 → 11).
     """
+
+    name = "impala_deep"
+    kwargs = ("channels", "num_blocks", "out_features", "layout")
+    auto_init = "pytorch"
+    residual = True
 
     def __init__(
         self,
@@ -185,12 +200,19 @@ class ImpalaDeepTorso(nn.Module):
         return torch.relu(self.linear(_relu_flat(x)))
 
 
+@TORSOS.register
 class NatureTorso(nn.Module):
     """DQN's torso (Mnih et al. 2015, "Methods: model architecture"): conv 8×8 stride 4 with 32
     channels → ReLU → conv 4×4 stride 2 with 64 → ReLU → conv 3×3 stride 1 with 64 → ReLU →
     flatten → linear ``out_features`` = 512 → ReLU. An 84×84 input leaves 64 × 7 × 7 = 3136
     features (84 → 20 → 9 → 7). 9.3 M multiply-adds per 84×84 frame, about a sixth of
     ``impala_deep``'s 54 M."""
+
+    name = "nature"
+    kwargs = ("out_features", "layout")
+    # With PyTorch's default a GDI-I³ run at the ale-cpu scale ignored the screen (he_init).
+    auto_init = "he"
+    residual = False
 
     def __init__(
         self,
@@ -225,10 +247,16 @@ class NatureTorso(nn.Module):
         return torch.relu(self.linear(_relu_flat(x)))
 
 
+@TORSOS.register
 class MinAtarTorso(nn.Module):
     """The MinAtar baselines' torso (Young & Tian 2019): conv 3×3 (stride 1, no padding) with
     ``channels`` = 16 → ReLU → flatten → linear ``out_features`` = 128 → ReLU. A 10×10 input
     leaves 16 × 8 × 8 = 1024 features."""
+
+    name = "minatar"
+    kwargs = ("channels", "out_features", "layout")
+    auto_init = "pytorch"
+    residual = False
 
     def __init__(
         self,
@@ -263,10 +291,16 @@ class MinAtarTorso(nn.Module):
 _ACTIVATIONS: dict[str, Callable[[], nn.Module]] = {"tanh": nn.Tanh, "relu": nn.ReLU}
 
 
+@TORSOS.register
 class MLPTorso(nn.Module):
     """Vector observations (any rank, flattened): ``hidden`` = (64, 64) linear layers, each
     followed by ``activation`` = tanh (the usual choice for vector control tasks, and bounded,
     which keeps the forward-dynamics target on a fixed scale)."""
+
+    name = "mlp"
+    kwargs = ("hidden", "activation")
+    auto_init = "pytorch"
+    residual = False
 
     def __init__(
         self,
@@ -300,22 +334,6 @@ class MLPTorso(nn.Module):
         return self.layers(x.flatten(1))
 
 
-#: Torso name → class; ``build(..., torso=name, torso_kwargs=...)`` passes the kwargs through.
-TORSOS: dict[str, type[nn.Module]] = {
-    "impala_deep": ImpalaDeepTorso,
-    "minatar": MinAtarTorso,
-    "mlp": MLPTorso,
-    "nature": NatureTorso,
-}
-
-_KWARGS = {
-    "impala_deep": ("channels", "num_blocks", "out_features", "layout"),
-    "minatar": ("channels", "out_features", "layout"),
-    "mlp": ("hidden", "activation"),
-    "nature": ("out_features", "layout"),
-}
-
-
 #: Initializations of a torso's layers by name. ``pytorch``: each layer as PyTorch builds it
 #: (uniform, std 1/√(3·fan_in)).
 INITIALIZATIONS = {
@@ -323,12 +341,6 @@ INITIALIZATIONS = {
     "he": he_init,
     "he_zero_residual": he_zero_residual_init,
 }
-#: What ``init="auto"`` gives each torso: He for DQN's (with PyTorch's default a GDI-I³ run at
-#: the ale-cpu scale ignored the screen, ``he_init``); PyTorch's default for the others, with
-#: which the MinAtar results were measured. The paper gives no initialization
-#: (docs/paper-choices.md, "initialization of the ALE torsos").
-AUTO_INIT = {"impala_deep": "pytorch", "minatar": "pytorch", "mlp": "pytorch", "nature": "he"}
-RESIDUAL_TORSOS = ("impala_deep",)
 
 
 def check_init(name: str, init: str) -> str:
@@ -337,23 +349,28 @@ def check_init(name: str, init: str) -> str:
     allowed = ("auto", *INITIALIZATIONS)
     if init not in allowed:
         raise ValueError(f"unknown torso_init {init!r}; allowed: {allowed}")
-    if init == "he_zero_residual" and name not in RESIDUAL_TORSOS:
+    torso = TORSOS.lookup(name)
+    if init == "he_zero_residual" and not torso.residual:
+        residual = tuple(other for other, cls in TORSOS.items() if cls.residual)
         raise ValueError(f"torso_init 'he_zero_residual' zeroes residual branches; torso {name!r} "
-                         f"has none (residual torsos: {RESIDUAL_TORSOS})")
-    return AUTO_INIT[name] if init == "auto" else init
+                         f"has none (residual torsos: {residual})")
+    # What auto gives each torso is its class's auto_init: He for DQN's, PyTorch's default for
+    # the others, with which the MinAtar results were measured. The paper gives no
+    # initialization (docs/paper-choices.md, "initialization of the ALE torsos").
+    return torso.auto_init if init == "auto" else init
 
 
 def make_torso(name: str, obs_shape: tuple[int, ...], init: str = "auto", **kwargs) -> nn.Module:
     """Torso ``name`` ∈ :data:`TORSOS` for observations of ``obs_shape``, its layers initialized
-    by ``init`` ∈ :data:`INITIALIZATIONS` (``auto``: :data:`AUTO_INIT`); ValueError otherwise."""
-    if name not in TORSOS:
-        raise ValueError(f"unknown torso {name!r}; allowed: {tuple(TORSOS)}")
+    by ``init`` ∈ :data:`INITIALIZATIONS` (``auto``: the class's ``auto_init``); ValueError
+    otherwise."""
+    cls = TORSOS.lookup(name)
     init = check_init(name, init)
-    unknown = sorted(set(kwargs) - set(_KWARGS[name]))
+    unknown = sorted(set(kwargs) - set(cls.kwargs))
     if unknown:
         raise ValueError(
-            f"torso {name!r} got unknown torso_kwargs {unknown}; allowed: {_KWARGS[name]}"
+            f"torso {name!r} got unknown torso_kwargs {unknown}; allowed: {cls.kwargs}"
         )
-    torso = TORSOS[name](obs_shape, **kwargs)
+    torso = cls(obs_shape, **kwargs)
     INITIALIZATIONS[init](torso)
     return torso

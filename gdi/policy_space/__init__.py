@@ -7,9 +7,6 @@ modules, so adding a Λ is adding a file: configs name it as ``policy_space``, a
 name it too.
 """
 
-import importlib
-import pkgutil
-
 from gdi.policy_space.base import (
     EPSILON_SEARCH,
     INV_TEMPERATURE_SEARCH,
@@ -30,10 +27,9 @@ from gdi.policy_space.functions import (
     softmax_np,
     x_to_inv_temperature,
 )
+from gdi.registry import import_package_modules
 
-for _module in pkgutil.iter_modules(__path__):
-    if _module.name not in ("base", "functions"):
-        importlib.import_module(f"{__name__}.{_module.name}")
+import_package_modules(__name__, __path__)  # each space registers itself: one file per Λ
 
 __all__ = [
     "EPSILON_SEARCH",

@@ -19,6 +19,8 @@ from typing import ClassVar
 import numpy as np
 import torch
 
+from gdi.registry import Registry
+
 __all__ = [
     "EPSILON_SEARCH",
     "INV_TEMPERATURE_SEARCH",
@@ -28,8 +30,9 @@ __all__ = [
     "register",
 ]
 
-#: Every policy space by name, filled by ``@register`` as the package imports its modules.
-POLICY_SPACES: dict[str, PolicySpace] = {}
+#: Every policy space by name (an instance of each), filled by ``@register`` as the package
+#: imports its modules.
+POLICY_SPACES = Registry("policy space")
 
 #: Where the paper's bandit searches an inverse temperature 1/τ, and its block size there (App.
 #: "Hyperparameters": [0, 50] with blocks of 1.0); every space with a 1/τ coordinate searches it.
@@ -196,16 +199,10 @@ def register(cls: type[PolicySpace]) -> type[PolicySpace]:
             raise TypeError(f"{cls.__name__}.{attr} needs one entry per index name ({k})")
     if space.symbols is not None and len(space.symbols) != k:
         raise TypeError(f"{cls.__name__}.symbols needs one entry per index name ({k})")
-    if cls.name in POLICY_SPACES:
-        raise TypeError(f"policy space {cls.name!r} is registered twice")
-    POLICY_SPACES[cls.name] = space
+    POLICY_SPACES.add(cls.name, space)
     return cls
 
 
 def get_policy_space(name: str) -> PolicySpace:
-    try:
-        return POLICY_SPACES[name]
-    except KeyError:
-        raise ValueError(
-            f"unknown policy space {name!r}; allowed: {', '.join(sorted(POLICY_SPACES))}"
-        ) from None
+    """The policy space registered as ``name``; ValueError naming what is allowed."""
+    return POLICY_SPACES.lookup(name)

@@ -10,13 +10,13 @@ of Λ and π_λ are read from the policy spaces (``gdi.policy_space``; E's argum
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass, field
 from typing import Any
 
 from gdi.meta.registry import meta_kwargs_over
 from gdi.policy_space import get_policy_space
 from gdi.presets.scales import INV_TEMPERATURE_SEARCHES, search_text
+from gdi.registry import Registry
 
 
 def _space(name: str):
@@ -82,7 +82,7 @@ _NO_PG_FOR_GREEDY = ("With an ε-greedy π_λ the policy-gradient term carries n
                      "(greedy(A) is piecewise constant in A): A learns through Retrace's "
                      "Q = Ā + V alone.")
 
-PRESETS: dict[str, Preset] = {
+PRESETS = Registry("preset", {
     "gdi-i3": Preset(
         name="gdi-i3",
         from_paper=True,
@@ -276,17 +276,11 @@ PRESETS: dict[str, Preset] = {
                "acted (LASER evaluates each learner's own policy on every sample). From LASER: "
                "Λ, P_Λ, E and the K families. " + _FROM_GDI),
     ),
-}
+})
 
 def get_preset(name: str) -> Preset:
-    try:
-        return PRESETS[name]
-    except KeyError:
-        close = difflib.get_close_matches(name, list(PRESETS), n=3)
-        hint = f" (did you mean {', '.join(close)}?)" if close else ""
-        raise ValueError(
-            f"unknown preset {name!r}{hint}; allowed: {', '.join(PRESETS)}"
-        ) from None
+    """The preset registered as ``name``; ValueError naming the closest and the allowed."""
+    return PRESETS.lookup(name)
 
 
 def index_set_note() -> str:

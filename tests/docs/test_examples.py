@@ -80,7 +80,7 @@ def test_a_new_meta_controller_trains_and_resumes_its_state(registries, tmp_path
     with pytest.raises(ValueError, match="saved with arms"):
         ThompsonArms([[1.0], [3.0]]).load_state_dict(controller.state_dict())
 
-    CONTROLLERS["thompson"] = ThompsonArms  # the registry line of gdi/meta/registry.py
+    assert CONTROLLERS["thompson"] is ThompsonArms  # @register_controller, nothing else
     config = tiny_config(preset="gdi-i1", meta_controller="thompson",
                          meta_kwargs=json.dumps({"arms": arms, "index_names": ["inv_tau"]}))
     result = train(config, tmp_path / "run", show_progress=False, tensorboard=False)

@@ -266,3 +266,16 @@ def test_greedy_lambda_of_fixed_and_sliding_window_controllers():
     assert s.greedy().tolist() == [1.0]
     s.update(np.array([2.0]), 3.0)  # window [a2:0, a1:0.5, a2:3] -> a1 0.5, a2 1.5
     assert s.greedy().tolist() == [2.0]
+
+
+def test_match_arm_finds_an_arm_through_float32_and_names_the_closest_otherwise():
+    """The one arm matching of arms-based E's (gdi.meta.base.match_arm): a λ that went
+    through float32 is still its arm; a λ that is no arm names the nearest one."""
+    from gdi.meta.base import match_arm
+
+    arms = np.array([[0.1, 0.3], [1.0 / 3.0, 0.7], [2.0, 0.0]])
+    for index, arm in enumerate(arms):
+        assert match_arm(arms, arm.astype(np.float32).astype(np.float64)) == index
+    with pytest.raises(ValueError, match=r"λ=\[0\.35, 0\.7\] is not one of the 3 arms.*"
+                                         r"closest: arm 1 = \[0\.333"):
+        match_arm(arms, np.array([0.35, 0.7]))

@@ -330,7 +330,7 @@ def test_the_policy_heads_are_the_configs_choices():
 @pytest.mark.parametrize(
     ("kwargs", "match"),
     [
-        ({"torso": "nature_cnn"}, "unknown torso 'nature_cnn'.*'impala_deep', 'minatar', 'mlp'"),
+        ({"torso": "nature_cnn"}, "unknown torso 'nature_cnn'.*allowed: impala_deep, nature, minatar, mlp"),
         ({"families": 1.5}, "families must be an integer >= 1.*got 1.5"),
         ({"families": 0}, "families.*got 0"),
         ({"obs_shape": (4, 10)}, "rank 3.*obs_shape"),
