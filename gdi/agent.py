@@ -69,7 +69,7 @@ class Agent(Acting):
     the parts.
 
     Attributes:
-        lambdas: ``float32 [num_envs, dim]``, the λ each environment's current episode plays.
+        lambdas: ``float64 [num_envs, dim]``, the λ each environment's current episode plays.
         seed: of action sampling (and, from ``load_agent``, of E's λ draws).
         policy: "population" or "greedy" (how λ is chosen), or a description given by the
             caller.

@@ -95,9 +95,8 @@ def test_greedy_agent_plays_es_greedy_lambda_after_every_episode_end(run):
     agent.reset(2)
     agent.act(np.zeros((2, 4), dtype=np.float32))
     agent.observe(np.zeros(2), np.array([True, False]), np.zeros(2, bool))
-    # Exact: the agent holds λ in float32, the cast of the controller's float64 greedy λ.
-    np.testing.assert_array_equal(agent.lambdas,
-                                  np.stack([controller.greedy()] * 2).astype(np.float32))
+    # Exact: the agent holds λ as the controller gives it, its float64 greedy λ.
+    np.testing.assert_array_equal(agent.lambdas, np.stack([controller.greedy()] * 2))
 
 
 def test_fixed_and_uniform_policies_play_the_lambda_they_name(run, capsys):
@@ -124,7 +123,7 @@ def test_fixed_and_uniform_policies_play_the_lambda_they_name(run, capsys):
                               transforms=config.meta_kwargs["transforms"])
     agent = gdi.load_agent(run, policy="uniform", seed=9)
     agent.reset(4)
-    expected = np.stack([uniform.sample() for _ in range(4)]).astype(np.float32)
+    expected = np.stack([uniform.sample() for _ in range(4)])  # as drawn: float64
     np.testing.assert_array_equal(agent.lambdas, expected)
     population = gdi.load_agent(run, seed=9)
     population.reset(4)

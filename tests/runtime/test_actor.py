@@ -225,3 +225,33 @@ def test_a_checkpoint_from_before_pulled_at_pulls_at_the_old_multiples():
     server = _CountingServer(resumed)
     resumed.act_window(server)
     assert server.pulled_at_steps == [8]
+
+
+def test_e_is_told_the_lambda_it_drew_and_the_steps_record_it_as_float32():
+    """λ stays float64 from E's draw to E's update (and the episode's record); only the
+    recorded steps (the learner's batch) hold it as float32, the storage schema's dtype."""
+    actor = _actor("gdi-i3")
+    drawn, told = [], []
+    draw, update = actor.controller.sample_many, actor.controller.update
+
+    def recording_draw(k):
+        lams = draw(k)
+        drawn.extend(map(tuple, lams))
+        return lams
+
+    def recording_update(lam, episode_return):
+        told.append((lam.dtype, tuple(lam)))
+        update(lam, episode_return)
+
+    actor.controller.sample_many, actor.controller.update = recording_draw, recording_update
+    actor.acting.draw_lambdas = recording_draw
+    actor.acting.lambdas = recording_draw(actor.num_envs)  # the episodes under way
+    episodes, chunk = [], None
+    while chunk is None:
+        chunk, ended = actor.step()
+        episodes += ended
+    assert told and all(dtype == np.float64 for dtype, _ in told)
+    assert all(lam in drawn for _, lam in told)  # exactly as drawn, not a float32 rounding
+    assert any(lam != tuple(map(float, np.float32(lam))) for lam in drawn)  # rounding would show
+    assert episodes and {episode.lam for episode in episodes} <= set(drawn)
+    assert chunk.lambdas.dtype == np.float32

@@ -324,8 +324,8 @@ def test_greedy_evaluation_plays_es_greedy_lambda_in_every_episode(tmp_path, cap
     assert config.meta_controller == "bandit"
     assert "greedy" in greedy["policy"] and greedy["checkpoint"] == ckpt.stem
     for episode in greedy["episodes"]:
-        # Exact: the agent holds λ in float32, so the episode records the float32 cast.
-        np.testing.assert_array_equal(episode["lambda"], controller.greedy().astype(np.float32))
+        # Exact: the agent holds λ as E gives it (float64), and the episode records it so.
+        np.testing.assert_array_equal(episode["lambda"], controller.greedy())
     assert len({tuple(ep["lambda"]) for ep in population["episodes"]}) == 4  # drawn per episode
     assert not list((result.run_dir / "eval").glob("*greedy*"))  # reports read eval/ only
 

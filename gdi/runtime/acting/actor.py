@@ -84,9 +84,9 @@ class Actor:
         self.num_envs = config.envs_per_actor
         self.frames_per_step = env_config.frames_per_step
         self.env = make_vector_env(env_config, self.num_envs, seed)
-        self.acting = Acting(net, config.policy_space,
-                             lambda k: controller.sample_many(k).astype(np.float32),
-                             np.random.default_rng(seed))  # λ from E; seeded action sampling
+        # λ from E (float64, kept so until recorded); seeded action sampling.
+        self.acting = Acting(net, config.policy_space, controller.sample_many,
+                             np.random.default_rng(seed))
         self.version = -1  # no parameters pulled yet: the first pull always copies
         self.steps = 0
         self.pulled_at: int | None = None  # self.steps at the last pull (None: never pulled)
@@ -187,7 +187,7 @@ class Actor:
         # Operator E: every episode that ended at this step updates E; then observe draws the
         # next λ of those environments from the updated E, all in one call.
         for i in ended:
-            lam = acting.lambdas[i].astype(np.float64)
+            lam = acting.lambdas[i].copy()  # as E drew it
             episodes.append(EpisodeRecord(
                 self.actor_id, int(i), float(self.returns[i]), int(self.lengths[i]),
                 tuple(float(x) for x in lam),

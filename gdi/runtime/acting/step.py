@@ -71,8 +71,10 @@ class Acting:
     ``draw_lambdas(k)`` gives the λ of ``k`` new episodes ``[k, dim]`` (an actor's E, or a
     frozen copy of it); ``rng`` samples the actions. Attributes, per environment (read them
     between ``act`` and ``observe`` for the inputs of the step just drawn): ``state`` (LSTM),
-    ``resets``, ``prev_actions``, ``prev_rewards`` (compressed), ``lambdas`` (``float32``);
-    ``pending``: the last ``act``'s draw until ``observe``.
+    ``resets``, ``prev_actions``, ``prev_rewards`` (compressed), ``lambdas`` (``float64``, as E
+    drew them: π_λ acts with them and E is told them back exactly; only the recorded steps hold
+    them as float32, the storage schema's dtype); ``pending``: the last ``act``'s draw until
+    ``observe``.
     """
 
     def __init__(self, net: torch.nn.Module, policy_space: str,
@@ -93,7 +95,7 @@ class Acting:
         self.resets = np.ones(n, dtype=bool)
         self.prev_actions = np.zeros(n, dtype=np.int64)
         self.prev_rewards = np.zeros(n, dtype=np.float32)
-        self.lambdas = np.asarray(self.draw_lambdas(n), dtype=np.float32)
+        self.lambdas = np.asarray(self.draw_lambdas(n), dtype=np.float64)
         self.pending = None
 
     def act(self, obs: np.ndarray) -> np.ndarray:
@@ -138,4 +140,7 @@ class Acting:
     def load_carried(self, carried: dict) -> None:
         for name in self.CARRIED:
             setattr(self, name, carried[name])
+        # Checkpoints written before λ stayed float64 carry float32 λ: E's next draws must not
+        # be rounded into them.
+        self.lambdas = np.asarray(self.lambdas, dtype=np.float64)
         self.num_envs, self.pending = len(self.resets), None
