@@ -36,6 +36,24 @@ from torch import nn
 __all__ = ["CORES", "FeedForwardCore", "LSTMCore", "make_core"]
 
 
+def check_core_inputs(x: torch.Tensor, reset: torch.Tensor, state: torch.Tensor,
+                      input_size: int, hidden_size: int) -> None:
+    """ValueError naming the input of a core's call that is not ``x [T, B, input_size]``,
+    ``reset`` bool ``[T, B]`` or ``state [B, 2, hidden_size]``."""
+    if x.dim() != 3 or x.shape[2] != input_size:
+        raise ValueError(f"x must be [T, B, {input_size}], got {tuple(x.shape)}")
+    num_steps, batch = x.shape[:2]
+    if reset.shape != (num_steps, batch) or reset.dtype != torch.bool:
+        raise ValueError(
+            f"reset must be bool [T, B] = {(num_steps, batch)}, got {reset.dtype} "
+            f"{tuple(reset.shape)}"
+        )
+    if state.shape != (batch, 2, hidden_size):
+        raise ValueError(
+            f"state must be [B, 2, H] = {(batch, 2, hidden_size)}, got {tuple(state.shape)}"
+        )
+
+
 class LSTMCore(nn.Module):
     """One-layer LSTM, ``[T, B, input_size]`` → ``[T, B, hidden_size]``, with per-step resets.
 
@@ -60,19 +78,8 @@ class LSTMCore(nn.Module):
         ``reset [T, B]`` bool: where True, (h, c) is zeroed before step t. Returns the outputs
         ``h_t [T, B, H]`` and the state after the last step ``[B, 2, H]``.
         """
-        if x.dim() != 3 or x.shape[2] != self.input_size:
-            raise ValueError(f"x must be [T, B, {self.input_size}], got {tuple(x.shape)}")
-        num_steps, batch = x.shape[:2]
-        if reset.shape != (num_steps, batch) or reset.dtype != torch.bool:
-            raise ValueError(
-                f"reset must be bool [T, B] = {(num_steps, batch)}, got {reset.dtype} "
-                f"{tuple(reset.shape)}"
-            )
-        if state.shape != (batch, 2, self.hidden_size):
-            raise ValueError(
-                f"state must be [B, 2, H] = {(batch, 2, self.hidden_size)}, got "
-                f"{tuple(state.shape)}"
-            )
+        check_core_inputs(x, reset, state, self.input_size, self.hidden_size)
+        num_steps = x.shape[0]
         keep = (~reset).to(x.dtype).unsqueeze(-1)  # [T, B, 1]: 0 zeroes the state before t
         h = state[:, 0] * keep[0]
         c = state[:, 1] * keep[0]
@@ -131,15 +138,9 @@ class FeedForwardCore(nn.Module):
     def forward(
         self, x: torch.Tensor, reset: torch.Tensor, state: torch.Tensor
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        """``x [T, B, I]`` → ``(ReLU(linear(x)) [T, B, H], state)``; ``reset [T, B]`` is
-        accepted for the LSTM's signature and has nothing to reset."""
-        if x.dim() != 3 or x.shape[2] != self.input_size:
-            raise ValueError(f"x must be [T, B, {self.input_size}], got {tuple(x.shape)}")
-        if state.shape != (x.shape[1], 2, self.hidden_size):
-            raise ValueError(
-                f"state must be [B, 2, H] = {(x.shape[1], 2, self.hidden_size)}, got "
-                f"{tuple(state.shape)}"
-            )
+        """``x [T, B, I]`` → ``(ReLU(linear(x)) [T, B, H], state)``; ``reset [T, B]`` is checked
+        as the LSTM's and has nothing to reset."""
+        check_core_inputs(x, reset, state, self.input_size, self.hidden_size)
         return torch.relu(self.linear(x)), state
 
 
