@@ -5,8 +5,9 @@
        │  └──(λ, G) per episode──▶ E (one per actor)          │ push every push_every steps
        └────────── pull every pull_every steps ◀── parameter server
 
-A backend (``gdi.runtime.backends.base``: inline, local or ray) places the actors and moves windows
-and parameters; the driver loop (``gdi.runtime.driver``) is the same for all of them.
+A backend (``gdi.runtime.backends``: inline, local or ray) places the actors and moves
+windows and parameters; the driver loop (``gdi.runtime.driver``) is the same for all of them.
+Each role has a folder of its own (docs/architecture.md follows one step through them).
 """
 
 from __future__ import annotations
