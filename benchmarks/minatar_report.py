@@ -14,8 +14,8 @@ text around the block is kept):
 * **Ablation (a)**: each preset's final returns divided, game by game, by GDI-I³'s mean final
   return on that game (the paper: "Mean HNS of GDI-I¹ / Mean HNS of GDI-I³"; MinAtar has no
   human scores, so each game is normalized by the baseline group itself), then averaged over
-  games; the interval resamples the preset's seeds within each game (GDI-I³'s mean is held
-  fixed as the reference, so GDI-I³'s own interval shows its seed spread around 1).
+  games; the interval resamples the seeds of both cells, the preset's and GDI-I³'s, within
+  each game (``ratio_interval``): the reference's own spread belongs in the comparison.
 * **Learning curves**, a panel per game: mean evaluation return over seeds with its 95 %
   bootstrap band (``gdi.evaluation.curves``), a thin line per seed.
 * **What E prefers**: ``gdi.runtime.run_folder.meta_log.plot_run_meta`` of one GDI-I³ run per
