@@ -61,7 +61,6 @@ class Trainer:
         self.run_dir = Path(run_dir)
         self.learner = learner
         self.server = server
-        self.index_names = index_names
         self.collector = ReplayCollector(
             config.batch_size, config.replay, config.replay_capacity, config.min_replay,
             seed=seeds.collector(config.seed), frame_stack=env_config.stacked_frames,
