@@ -33,7 +33,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-__all__ = ["CORES", "FeedForwardCore", "LSTMCore", "make_core"]
+__all__ = ["CORES", "FeedForwardCore", "LSTMCore", "check_core", "make_core"]
 
 
 def check_core_inputs(x: torch.Tensor, reset: torch.Tensor, state: torch.Tensor,
@@ -149,8 +149,13 @@ class FeedForwardCore(nn.Module):
 CORES = {"lstm": LSTMCore, "feedforward": FeedForwardCore}
 
 
-def make_core(name: str, input_size: int, hidden_size: int) -> nn.Module:
-    """The core ``name`` (:data:`CORES`); a ValueError naming it and the allowed names."""
+def check_core(name: str) -> None:
+    """A ValueError naming ``name`` and the allowed cores unless it is one of :data:`CORES`."""
     if name not in CORES:
         raise ValueError(f"core must be one of {', '.join(CORES)}, got {name!r}")
+
+
+def make_core(name: str, input_size: int, hidden_size: int) -> nn.Module:
+    """The core ``name`` (:data:`CORES`); a ValueError naming it and the allowed names."""
+    check_core(name)
     return CORES[name](input_size, hidden_size)

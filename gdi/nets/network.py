@@ -48,7 +48,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from gdi.nets.core import CORES, make_core
+from gdi.nets.core import check_core, make_core
 from gdi.nets.dynamics import ForwardDynamicsHead, InverseDynamicsHead
 from gdi.nets.torsos import TORSOS, check_init, make_torso, preprocess_observations
 
@@ -80,8 +80,8 @@ class DynamicsPredictions(NamedTuple):
 
 
 class FamilyNetwork(nn.Module):
-    """One parameter family θ_f: torso, core (LSTM or feedforward), A and V heads, optional policy head L and
-    dynamics heads."""
+    """One parameter family θ_f: torso, core (LSTM or feedforward), A and V heads, optional
+    policy head L and dynamics heads."""
 
     def __init__(
         self,
@@ -158,8 +158,8 @@ class GDINetwork(nn.Module):
     with :func:`build`.
 
     Attributes: ``families`` (F), ``num_actions`` (A), ``lstm_units`` (H), ``embedding_size``
-    (E), ``obs_shape``, ``torso``, ``aux``, ``policy_head``, ``core``; ``family_nets[f]`` is family f's
-    :class:`FamilyNetwork`.
+    (E), ``obs_shape``, ``torso``, ``aux``, ``policy_head``, ``core``; ``family_nets[f]`` is
+    family f's :class:`FamilyNetwork`.
     """
 
     def __init__(
@@ -380,8 +380,7 @@ def build(
     if policy_head not in POLICY_HEADS:
         raise ValueError(f"policy_head must be one of {', '.join(POLICY_HEADS)}, got "
                          f"{policy_head!r}")
-    if core not in CORES:
-        raise ValueError(f"core must be one of {', '.join(CORES)}, got {core!r}")
+    check_core(core)
     if torso_kwargs is not None and not isinstance(torso_kwargs, dict):
         raise ValueError(f"torso_kwargs must be a dict or None, got {type(torso_kwargs).__name__}")
     return GDINetwork(
