@@ -141,9 +141,12 @@ class Config:
     """Reward shaping per family: log, root or none (App. Hyperparameters), or symlog (the
     log shape read as symmetric; docs/paper-choices.md)."""
     clip_rho: float = 1.05
-    """Importance-sampling clip ρ̄ (V-trace targets)."""
+    """Importance-sampling clip ρ̄ (V-trace targets); >= 0, inf: no truncation."""
     clip_c: float = 1.05
-    """Trace-cutting clip c̄ (V-trace and Retrace)."""
+    """Trace-cutting clip c̄ (V-trace and Retrace); >= 0, inf: no truncation."""
+    clip_pg_rho: float | None = None
+    """Truncation of ρ in the policy gradient's advantage ρ_s δ; >= 0, inf: none; null (the
+    default): ρ̄ (clip_rho), as the paper."""
     value_loss_scale: float = 1.0
     """ξ, scale of the V loss."""
     q_loss_scale: float = 10.0
@@ -308,7 +311,7 @@ def _validate(cfg: Config) -> None:
         "seq_stride", "batch_size", "replay", "replay_capacity", "learning_rate", "adam_eps",
         "max_grad_norm", "push_every", "log_every", "checkpoint_every_s", "eval_episodes",
         "checkpoint_every_frames",
-        "keep_checkpoints", "clip_rho", "clip_c", "reservoir_stages", "ray_cpus_per_actor",
+        "keep_checkpoints", "reservoir_stages", "ray_cpus_per_actor",
         "actor_failure_window_s", "actor_timeout_s", "skipped_updates_max",
     )
     _non_negative(
@@ -323,6 +326,13 @@ def _validate(cfg: Config) -> None:
             f"backend must be one of {', '.join(backends.BACKENDS)}, got {cfg.backend!r}")
     if cfg.ray_placement not in ("spread", "pack"):
         raise ValueError(f"ray_placement must be spread or pack, got {cfg.ray_placement!r}")
+    clips = {"clip_rho": cfg.clip_rho, "clip_c": cfg.clip_c}
+    if cfg.clip_pg_rho is not None:
+        clips["clip_pg_rho"] = cfg.clip_pg_rho
+    for name, value in clips.items():
+        # inf is allowed (no truncation), as LossConfig documents; NaN and negatives are not.
+        if isinstance(value, bool) or not isinstance(value, int | float) or not value >= 0:
+            raise ValueError(f"{name} must be a number >= 0 (inf: no truncation), got {value!r}")
     if not 0 <= cfg.pg_clip < 1:
         raise ValueError(f"pg_clip must be in [0, 1) (0: the paper's policy gradient), got "
                          f"{cfg.pg_clip!r}")
@@ -447,14 +457,21 @@ def check_learner_device(name: str, what: str = "learner_device") -> None:
 # ---------------------------------------------------------------------------------------------
 
 
+#: How the command line may write an infinite number (a truncation that truncates nothing).
+INFINITIES = ("inf", "+inf", "infinity", "+infinity")
+
+
 def _parse_scalar(text: str) -> Any:
-    """A value from the command line: JSON when it parses (numbers, true/false, lists), else text."""
+    """A value from the command line: JSON when it parses (numbers, true/false, null, lists),
+    inf as a number, else text."""
     try:
         return json.loads(text)
     except json.JSONDecodeError:
         lowered = text.lower()
         if lowered in ("true", "false"):
             return lowered == "true"
+        if lowered in INFINITIES:
+            return math.inf
         return text
 
 
@@ -470,6 +487,10 @@ def _coerce(name: str, raw: str, annotation: Any) -> Any:
         if not isinstance(value, int | float) or isinstance(value, bool):
             raise ValueError(f"--set {name}={raw}: {name} takes a number")
         value = float(value)
+    elif annotation == float | None or annotation == "float | None":
+        if value is not None and (not isinstance(value, int | float) or isinstance(value, bool)):
+            raise ValueError(f"--set {name}={raw}: {name} takes a number or null")
+        value = None if value is None else float(value)
     elif annotation is bool or annotation == "bool":
         if not isinstance(value, bool):
             raise ValueError(f"--set {name}={raw}: {name} takes true or false")

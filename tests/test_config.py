@@ -32,6 +32,9 @@ def test_every_field_has_a_docstring():
         ({"frames": 0}, "frames"),
         ({"replay_capacity": 100}, "replay_capacity"),
         ({"learner_device": "tpu"}, "learner_device"),
+        ({"clip_rho": -0.5}, r"clip_rho must be a number >= 0 \(inf: no truncation\), got -0.5"),
+        ({"clip_c": float("nan")}, "clip_c must be a number >= 0"),
+        ({"clip_pg_rho": "wide"}, "clip_pg_rho must be a number >= 0"),
         ({"backend": "ray", "actor_device": "auto"},
          r"actor_device='auto' needs the local or inline backend.*allowed with backend ray: cpu"),
     ],
@@ -64,6 +67,23 @@ def test_overrides_parse_by_field_type():
 def test_bad_overrides(assignment, message):
     with pytest.raises(ValueError, match=message):
         apply_overrides(Config(), [assignment])
+
+
+def test_truncations_take_inf_and_the_policy_gradients_own_from_the_command_line(tmp_path):
+    # LossConfig documents inf as "no truncation"; the run's config now takes it too, from
+    # --set as from Python, and clip_pg_rho (the policy gradient's ρ truncation, null: ρ̄) is
+    # a field of the run.
+    cfg = apply_overrides(Config(), ["clip_rho=inf", "clip_c=Infinity", "clip_pg_rho=0.5"])
+    assert cfg.clip_rho == math.inf and cfg.clip_c == math.inf and cfg.clip_pg_rho == 0.5
+    assert apply_overrides(cfg, ["clip_pg_rho=null"]).clip_pg_rho is None
+    assert Config().clip_pg_rho is None  # the paper: ρ̄ for the policy gradient too
+    with pytest.raises(ValueError, match="clip_pg_rho takes a number or null"):
+        apply_overrides(cfg, ["clip_pg_rho=wide"])
+    # config.json writes inf as JSON's Infinity and reads it back.
+    from gdi.runtime.run_folder.run_dir import read_config, write_config
+
+    write_config(tmp_path, cfg, {})
+    assert read_config(tmp_path)[0] == cfg
 
 
 def test_round_trip_through_dict():

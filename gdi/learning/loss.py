@@ -46,7 +46,8 @@ class LossConfig:
     clip_c: float = 1.05
     """c̄: truncation of the V-trace and Retrace trace coefficients."""
     clip_pg_rho: float | None = None
-    """Truncation of ρ in the policy-gradient advantage; None uses clip_rho."""
+    """Truncation of ρ in the policy-gradient advantage; None uses clip_rho (the run's
+    ``clip_pg_rho``, null by default)."""
     value_loss_scale: float = 1.0
     """ξ, weight of the V-trace value loss."""
     q_loss_scale: float = 10.0

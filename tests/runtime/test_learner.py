@@ -204,17 +204,21 @@ def test_a_cuda_learner_steps_the_same_from_its_pinned_staging():
     assert_same_step(pinned.step(staged, 0.5), plain.step(second, 0.5), pinned, plain)
 
 
-def test_the_loss_takes_every_shared_field_from_the_run_and_refuses_a_renamed_one(monkeypatch):
+def test_the_loss_takes_every_field_from_the_run_and_refuses_a_renamed_one():
     from gdi.learning import LossConfig
     from gdi.runtime.learning import learner
 
-    config = tiny_config(entropy_scale=0.25, pg_clip=0.1, policy_space="soft_entropy")
+    config = tiny_config(entropy_scale=0.25, pg_clip=0.1, policy_space="soft_entropy",
+                         clip_pg_rho=0.5, clip_c=float("inf"))
     made = learner.loss_config(config)
     for field in dataclasses.fields(LossConfig):
-        if field.name not in learner.LOSS_ONLY_FIELDS:
-            assert getattr(made, field.name) == getattr(config, field.name), field.name
-    assert made.clip_pg_rho is None and made.entropy_scale == 0.25
+        assert getattr(made, field.name) == getattr(config, field.name), field.name
+    assert made.clip_pg_rho == 0.5 and made.clip_c == float("inf") and made.entropy_scale == 0.25
     # A LossConfig field Config lacks (renamed on one side) is named, not defaulted.
-    monkeypatch.setattr(learner, "LOSS_ONLY_FIELDS", frozenset())
+    stripped = type("Stripped", (), {f.name: getattr(config, f.name)
+                                     for f in dataclasses.fields(LossConfig)
+                                     if f.name != "clip_pg_rho"})()
     with pytest.raises(TypeError, match=r"LossConfig fields clip_pg_rho are not Config fields"):
-        learner.loss_config(config)
+        learner.loss_config(stripped)
+
+

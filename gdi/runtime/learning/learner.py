@@ -22,21 +22,16 @@ from gdi.learning.schedule import optimizer_schedule
 from gdi.runtime.storage.sequences import SequenceBatch
 from gdi.runtime.storage.steps import FrameBatch, stacked_tensors
 
-#: LossConfig fields a run's Config does not have, which keep LossConfig's defaults: the
-#: policy gradient's own ρ truncation (None: ρ̄, the paper's).
-LOSS_ONLY_FIELDS = frozenset({"clip_pg_rho"})
-
 
 def loss_config(config: Config) -> LossConfig:
     """The loss's hyperparameters from the run's config: every LossConfig field by its name in
-    Config, but ``LOSS_ONLY_FIELDS``. A LossConfig field missing from Config otherwise is an
-    error here, not a default quietly taken (a field renamed on one side only)."""
-    names = [field.name for field in dataclasses.fields(LossConfig)
-             if field.name not in LOSS_ONLY_FIELDS]
+    Config. A LossConfig field Config lacks (renamed on one side only) is an error here, not a
+    default quietly taken."""
+    names = [field.name for field in dataclasses.fields(LossConfig)]
     missing = [name for name in names if not hasattr(config, name)]
     if missing:
         raise TypeError(f"LossConfig fields {', '.join(missing)} are not Config fields: name "
-                        f"them alike, or add them to LOSS_ONLY_FIELDS")
+                        f"them alike")
     return LossConfig(**{name: getattr(config, name) for name in names})
 
 

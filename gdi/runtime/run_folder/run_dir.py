@@ -86,6 +86,7 @@ FIELDS_ADDED_LATER = {
     "protocol": "paper",  # before it, the paper's ALE settings (env_overrides on top)
     "policy_head": "advantage",  # before it, π_λ always read A (the paper)
     "core": "lstm",  # before it, every network had the paper's LSTM
+    "clip_pg_rho": None,  # before it, the policy gradient's ρ was truncated at ρ̄ (the paper)
 }
 
 
