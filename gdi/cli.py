@@ -19,12 +19,13 @@ from tyro.constructors import PrimitiveConstructorSpec
 import gdi
 from gdi.analysis.richness_report import analyze_richness as run_richness
 from gdi.backends import BACKENDS
-from gdi.config import Config
 from gdi.evaluation.aggregates import REPS
 from gdi.evaluation.paper_scores import DEFAULT_COMPARE
 from gdi.meta.registry import CONTROLLERS
 from gdi.meta.synthetic import run_demo
 from gdi.run_files import EVALUATION_POLICIES, LATEST, POPULATION
+from gdi.run_spec import RunSpec
+from gdi.scores import PAPER_EVAL_EPISODES
 
 # Errors a user can cause with bad input. They are printed as one line and exit with code 2;
 # GDI_DEBUG=1 shows the traceback instead.
@@ -89,11 +90,11 @@ def _typed_or_none(kind: type, default: Any) -> Any:
 
 
 def train(
-    preset: _typed_or_none(str, Config.preset) = None,
-    env: _typed_or_none(str, Config.env) = None,
+    preset: _typed_or_none(str, RunSpec.preset) = None,
+    env: _typed_or_none(str, RunSpec.env) = None,
     scale: str | None = None,
     frames: Count | None = None,
-    seed: _typed_or_none(int, Config.seed) = None,
+    seed: _typed_or_none(int, RunSpec.seed) = None,
     backend: Literal[tuple(BACKENDS)] | None = None,
     set: tuple[str, ...] = (),
     run_dir: Path | None = None,
@@ -196,9 +197,9 @@ def _train(preset, env, scale, frames, seed, backend, set, run_dir, resume, stop
         changes = {"frames": frames, "backend": backend}
         config = apply_overrides(config, set, **{k: v for k, v in changes.items() if v is not None})
         return run_training(config, resume, resume=True, stop=stop)
-    preset = Config.preset if preset is None else preset
-    env = Config.env if env is None else env
-    seed = Config.seed if seed is None else seed
+    preset = RunSpec.preset if preset is None else preset
+    env = RunSpec.env if env is None else env
+    seed = RunSpec.seed if seed is None else seed
     config = apply_overrides(
         resolve_config(preset, env, scale, frames=frames, seed=seed, backend=backend), set
     )
@@ -216,7 +217,7 @@ def _write_run_report(run_dir: Path) -> None:
     print(f"report: {out}")
 
 
-def config(preset: str = Config.preset, env: str = Config.env, scale: str | None = None,
+def config(preset: str = RunSpec.preset, env: str = RunSpec.env, scale: str | None = None,
            set: tuple[str, ...] = (), json: bool = False) -> None:
     """Print the fully resolved config of a preset on an environment, every field with its
     value and meaning (what `gdi train --set field=value` can change), and what a named scale
@@ -296,7 +297,7 @@ def presets() -> None:
 def evaluate(
     run: Positional[Path],
     checkpoint: str = LATEST,
-    episodes: int = Config.eval_episodes,
+    episodes: int = PAPER_EVAL_EPISODES,
     envs: int = 32,
     seed: int | None = None,
     policy: Literal[tuple(EVALUATION_POLICIES)] = POPULATION,

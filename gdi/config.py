@@ -1,28 +1,36 @@
-"""One frozen, validated configuration for a GDI run.
+"""One frozen, validated configuration for a GDI run, composed of the layers' own configs.
 
-Every field has a docstring: these are what ``gdi train --help`` and ``gdi presets`` show, and
-what ``config.json`` records. Presets (``gdi.presets``) fill the fields; ``--set field=value``
-overrides any of them. Defaults here are the paper's Atari values (App. "Hyperparameters",
-Tab. "Hyperparameters for Atari experiments"); presets scale them down for MinAtar and
-Gymnasium ids.
+Each layer declares, documents and checks its fields where it is (``gdi.nets.config``,
+``gdi.learning.loss``, ``gdi.meta.config``, ``gdi.learning.optimizer``; what to run in
+``gdi.run_spec``); ``Config`` inherits them and adds the runtime's, so a run's fields are one
+flat set. Every field has a docstring: these are what ``gdi config`` and the configuration
+page show, and what ``config.json`` records. Presets (``gdi.presets``) fill the fields;
+``--set field=value`` overrides any of them. Defaults are the paper's Atari values (App.
+"Hyperparameters", Tab. "Hyperparameters for Atari experiments"); presets scale them down for
+MinAtar and Gymnasium ids.
 """
 
 from __future__ import annotations
 
 import contextvars
 import dataclasses
-import difflib
 import itertools
 import json
 import math
 import typing
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from gdi import backends
-
-#: The backend names, read from the one registry (``gdi.backends.BACKENDS``).
-BACKENDS = tuple(backends.BACKENDS)
+from gdi.checks import non_negative, positive
+from gdi.learning.loss import LossConfig
+from gdi.learning.optimizer import OptimizerConfig
+from gdi.meta.config import MetaConfig
+from gdi.meta.registry import make_controller
+from gdi.nets.config import NetworkConfig
+from gdi.policy_space import POLICY_SPACES
+from gdi.run_spec import RunSpec
+from gdi.scores import PAPER_EVAL_EPISODES
 
 # Whether building a Config checks that this machine's torch can use learner_device. Off while
 # a saved config.json is read back (Config.from_dict): a run trained on a GPU machine must stay
@@ -47,77 +55,30 @@ PLACEMENT_FIELDS = (
 
 
 @dataclass(frozen=True)
-class Config:
-    # --- what to run -----------------------------------------------------------------------
-    preset: str = "gdi-i3"
-    """Name of the preset this config was resolved from (see `gdi presets`)."""
-    scale: str = "ale"
-    """Name of the scale this config was resolved from (see `gdi scales`): its environment
-    kind's default (ale: the paper's table; minatar, gym: small-scale) or a named one
-    (ale-cpu)."""
-    env: str = "minatar:breakout"
-    """Environment spec: ale:<Game>, minatar:<game> or gym:<id>, stored in its canonical form
-    (ale:breakout → ale:Breakout, minatar:Breakout → minatar:breakout)."""
-    seed: int = 0
-    """Seed of every random generator in the run (envs, actions, E, network init)."""
-    frames: int = 1_000_000
-    """Training budget in environment frames (ALE: agent steps × 4 action repeats)."""
-    backend: Literal[BACKENDS] = "local"
-    """inline: one deterministic process (tests, debugging); local: actor processes + learner on
-    this machine; ray: actors as Ray actors on a Ray cluster (any number of nodes)."""
-    env_overrides: dict[str, Any] = field(default_factory=dict)
-    """Overrides of the environment's preprocessing stages (see gdi.envs), e.g. sticky actions."""
-    protocol: str = "paper"
-    """ALE evaluation protocol, a name for a set of environment settings: paper (its table,
-    the defaults of gdi.envs.AtariConfig) or machado (Machado et al. 2018: sticky actions 0.25,
-    no reset no-ops, the full action set, no life-loss signal); env_overrides may add to it,
-    never contradict it. Recorded in config.json and in every report."""
+class Config(OptimizerConfig, MetaConfig, LossConfig, NetworkConfig, RunSpec):
+    """The run's configuration, composed of the layers' own: what to run (:class:`RunSpec`:
+    the environment's spec, protocol and overrides among it), the network's
+    (:class:`gdi.nets.config.NetworkConfig`), the loss's (:class:`gdi.learning.loss.LossConfig`,
+    the policy space Λ among it), E's (:class:`gdi.meta.config.MetaConfig`) and the
+    optimizer's (:class:`gdi.learning.optimizer.OptimizerConfig`), each declared, documented
+    and checked by the layer that uses it, plus the fields below, which the runtime reads
+    (declared here: the config never imports the runtime). Composed by
+    inheritance, so its fields stay one flat set: ``config.json``, ``--set field=value`` and
+    the configuration page name them as before, and a Config is each layer's config (the
+    learner hands it to the loss as its LossConfig). What no single layer can check (do the
+    parts fit: λ's dimension, families and reward shapes, the replay's sizes, the devices) is
+    checked here, when the Config is built."""
 
-    # --- sampling: actors, policy space Λ and operator E -------------------------------------
+    # --- the runtime: actors ---------------------------------------------------------------
     num_actors: int = 1
     """Actors, each with its environments and its own E: processes (local), Ray actors (ray);
     the inline backend steps them in turn."""
     envs_per_actor: int = 32
     """Environments each actor steps with one batched forward pass."""
-    policy_space: str = "soft_entropy"
-    """Index set Λ and π_λ: a space of gdi.policy_space by its name."""
-    meta_controller: str = "bandit"
-    """Operator E over P_Λ: a controller of gdi.meta.CONTROLLERS by its name (bandit is the
-    paper's); its λ dimension must be the policy space's."""
-    meta_kwargs: dict[str, Any] = field(default_factory=dict)
-    """Arguments of the E controller (ranges, accuracies, fixed value, arms, ...)."""
     pull_every: int = 64
     """Actors pull parameters from the parameter server every this many steps."""
 
-    # --- network Θ ----------------------------------------------------------------------------
-    torso: str = "impala_deep"
-    """Observation encoder: impala_deep (the paper's), nature (DQN's, for Atari on a small CPU),
-    minatar, mlp."""
-    torso_init: str = "auto"
-    """Initialization of the torso's layers: auto (he for nature, pytorch for the others), he
-    (normal, std √(2/fan_in), zero biases), pytorch (PyTorch's default), he_zero_residual (he
-    with each residual block starting as the identity; impala_deep). The paper gives none."""
-    lstm_units: int = 256
-    """Units of the core (the LSTM's, or the feedforward layer's)."""
-    core: Literal["lstm", "feedforward"] = "lstm"
-    """The core between torso and heads: lstm (the paper's, with burn-in from stored state) or
-    feedforward (one ReLU layer without memory, as Sample Factory's Atari APPO; not in the
-    paper: the frame stack is the only memory)."""
-    head_hidden: int = 0
-    """Hidden ReLU units of the A and V heads (and of L, policy_head=separate; R2D2's dueling
-    heads: 512); 0: linear heads."""
-    families: int = 1
-    """Parameter families: 1 for GDI-I (θ₁ = θ₂), 2 for GDI-H (θ₁ ≠ θ₂), K for LASER-like;
-    the policy space says which it acts with."""
-    aux_tasks: bool = True
-    """Auxiliary forward and inverse dynamics tasks (paper table: yes)."""
-    policy_head: Literal["advantage", "separate"] = "advantage"
-    """What π_λ's logits are: advantage (the paper: A itself, so π_λ = softmax(A/τ) and the
-    policy gradient and the Q loss both train A) or separate (a policy head L beside A and V,
-    as ACER's beside its Q head: π_λ = softmax(L/τ), the policy gradient trains L, the Q loss
-    A; not in the paper)."""
-
-    # --- operator T ----------------------------------------------------------------------------
+    # --- the runtime: sequences, replay and γ --------------------------------------------
     burn_in: int = 40
     """Burn-in steps replayed from the stored recurrent state without gradient (R2D2)."""
     seq_len: int = 80
@@ -137,52 +98,10 @@ class Config:
     time_limit_bootstrap: bool = True
     """Bootstrap an episode cut by a time limit from its final observation's value; False ends
     it like a termination (discount 0, nothing after)."""
-    reward_shapes: tuple[str, ...] = ("log",)
-    """Reward shaping per family: log, root or none (App. Hyperparameters), or symlog (the
-    log shape read as symmetric; docs/paper-choices.md)."""
-    clip_rho: float = 1.05
-    """Importance-sampling clip ρ̄ (V-trace targets); >= 0, inf: no truncation."""
-    clip_c: float = 1.05
-    """Trace-cutting clip c̄ (V-trace and Retrace); >= 0, inf: no truncation."""
-    clip_pg_rho: float | None = None
-    """Truncation of ρ in the policy gradient's advantage ρ_s δ; >= 0, inf: none; null (the
-    default): ρ̄ (clip_rho), as the paper."""
-    value_loss_scale: float = 1.0
-    """ξ, scale of the V loss."""
-    q_loss_scale: float = 10.0
-    """α, scale of the Q loss."""
-    q_loss_trains_value: bool = True
-    """Whether the Q loss's gradient reaches V through Q = Ā + V (Eq. "casa equ"; the paper does
-    not say). True: V learns from α·L_Q as well as ξ·L_V; False: V from the V loss alone."""
-    pg_loss_scale: float = 10.0
-    """β, scale of the policy-gradient loss."""
-    entropy_scale: float = 0.0
-    """Entropy regularization (paper: none)."""
-    pg_clip: float = 0.0
-    """ε of PPO's clipped surrogate −min(r·Â, clip(r, 1 ± ε)·Â), r = π/μ, Â the V-trace
-    advantage before ρ, in place of the paper's policy gradient −ρ_s δ·log π (0: the paper's);
-    a bound on how far one batch moves π_λ."""
-    pg_advantage_norm: Literal["none", "center", "standardize"] = "none"
-    """The policy gradient's advantages ρ_s δ over each batch: none (the paper), center (minus
-    their mean) or standardize (centred, divided by their standard deviation)."""
-    aux_loss_scale: float = 1.0
-    """Scale of the auxiliary dynamics losses."""
-    learning_rate: float = 5e-4
-    """AdamW peak learning rate."""
-    adam_beta1: float = 0.9
-    """AdamW β₁."""
-    adam_beta2: float = 0.98
-    """AdamW β₂."""
-    adam_eps: float = 1e-6
-    """AdamW ε."""
-    weight_decay: float = 0.01
-    """AdamW weight decay, annealed linearly to 0 with the learning rate."""
-    warmup_steps: int = 4000
-    """Learner steps of linear learning-rate warm-up."""
-    max_grad_norm: float = 50.0
-    """Global gradient-norm clip."""
     push_every: int = 25
     """The learner pushes parameters to the parameter server every this many steps."""
+
+    # --- the runtime: devices, backends and faults -------------------------------------------
     learner_device: str = "cpu"
     """Device of the learner: cpu, cuda, cuda:N (one this machine's torch can use), or auto
     (cuda when the learner's machine has a GPU, else cpu)."""
@@ -232,7 +151,7 @@ class Config:
     crash (kill -9, out of memory, power cut) loses at most this many frames of training."""
     eval_every: int = 250_000
     """Frames between periodic evaluations (0 disables them)."""
-    eval_episodes: int = 32
+    eval_episodes: int = PAPER_EVAL_EPISODES
     """Episodes per evaluation, one environment each, with their own seeds (paper: 32)."""
     keep_checkpoints: int = 3
     """Most recent checkpoints kept on disk."""
@@ -249,6 +168,13 @@ class Config:
             object.__setattr__(self, name, _json_form(getattr(self, name)))
         object.__setattr__(self, "reward_shapes", tuple(self.reward_shapes))
         _validate(self)
+        # Each layer checks its own fields (a Config is each layer's config), then the parts'
+        # fit is checked across them.
+        self.check_network()
+        _validate_shapes_per_family(self)
+        self.check_loss()
+        self.check_meta()
+        self.check_optimizer()
         _validate_parts(self)
 
     # --- conversions ----------------------------------------------------------------------------
@@ -291,33 +217,18 @@ def _json_form(value: Any) -> Any:
     return value
 
 
-def _positive(cfg: Config, *names: str) -> None:
-    for name in names:
-        value = getattr(cfg, name)
-        if not (isinstance(value, int | float) and value > 0 and math.isfinite(value)):
-            raise ValueError(f"{name} must be a positive number, got {value!r}")
-
-
-def _non_negative(cfg: Config, *names: str) -> None:
-    for name in names:
-        value = getattr(cfg, name)
-        if not (isinstance(value, int | float) and value >= 0 and math.isfinite(value)):
-            raise ValueError(f"{name} must be >= 0, got {value!r}")
-
-
 def _validate(cfg: Config) -> None:
-    _positive(
-        cfg, "frames", "num_actors", "envs_per_actor", "pull_every", "lstm_units", "seq_len",
-        "seq_stride", "batch_size", "replay", "replay_capacity", "learning_rate", "adam_eps",
-        "max_grad_norm", "push_every", "log_every", "checkpoint_every_s", "eval_episodes",
-        "checkpoint_every_frames",
-        "keep_checkpoints", "reservoir_stages", "ray_cpus_per_actor",
-        "actor_failure_window_s", "actor_timeout_s", "skipped_updates_max",
+    """The runtime's own fields (those declared on Config, not on a layer's config)."""
+    positive(
+        cfg, "frames", "num_actors", "envs_per_actor", "pull_every", "seq_len",
+        "seq_stride", "batch_size", "replay", "replay_capacity", "push_every", "log_every",
+        "checkpoint_every_s", "eval_episodes", "checkpoint_every_frames", "keep_checkpoints",
+        "reservoir_stages", "ray_cpus_per_actor", "actor_failure_window_s", "actor_timeout_s",
+        "skipped_updates_max",
     )
-    _non_negative(
-        cfg, "burn_in", "warmup_steps", "weight_decay", "value_loss_scale", "q_loss_scale",
-        "pg_loss_scale", "entropy_scale", "aux_loss_scale", "eval_every", "torch_threads",
-        "seed", "min_replay", "observation_reservoir", "head_hidden", "actor_failures_max",
+    non_negative(
+        cfg, "burn_in", "eval_every", "torch_threads", "seed", "min_replay",
+        "observation_reservoir", "actor_failures_max",
     )
     # The registry itself, not BACKENDS: a backend registered since this module was imported
     # (a test's) is allowed as well.
@@ -326,40 +237,13 @@ def _validate(cfg: Config) -> None:
             f"backend must be one of {', '.join(backends.BACKENDS)}, got {cfg.backend!r}")
     if cfg.ray_placement not in ("spread", "pack"):
         raise ValueError(f"ray_placement must be spread or pack, got {cfg.ray_placement!r}")
-    clips = {"clip_rho": cfg.clip_rho, "clip_c": cfg.clip_c}
-    if cfg.clip_pg_rho is not None:
-        clips["clip_pg_rho"] = cfg.clip_pg_rho
-    for name, value in clips.items():
-        # inf is allowed (no truncation), as LossConfig documents; NaN and negatives are not.
-        if isinstance(value, bool) or not isinstance(value, int | float) or not value >= 0:
-            raise ValueError(f"{name} must be a number >= 0 (inf: no truncation), got {value!r}")
-    if not 0 <= cfg.pg_clip < 1:
-        raise ValueError(f"pg_clip must be in [0, 1) (0: the paper's policy gradient), got "
-                         f"{cfg.pg_clip!r}")
-    for name in ("pg_advantage_norm", "policy_head", "core"):
-        allowed = typing.get_args(typing.get_type_hints(Config)[name])
-        if getattr(cfg, name) not in allowed:
-            raise ValueError(f"{name} must be one of {', '.join(allowed)}, got "
-                             f"{getattr(cfg, name)!r}")
     if cfg.backend == "ray" and cfg.actor_device != "cpu":
         raise ValueError(
             f"actor_device={cfg.actor_device!r} needs the local or inline backend: Ray actors "
             "reserve CPUs only (ray_cpus_per_actor) and Ray hides the GPUs from them; allowed "
             "with backend ray: cpu")
-    if isinstance(cfg.families, bool) or not isinstance(cfg.families, int) or cfg.families < 1:
-        raise ValueError(
-            f"families must be an integer >= 1 (1: GDI-I, 2: GDI-H, K: LASER-like), got "
-            f"{cfg.families!r}"
-        )
-    if len(cfg.reward_shapes) != cfg.families:
-        raise ValueError(
-            f"reward_shapes needs one shaping per family ({cfg.families}), got {cfg.reward_shapes!r}"
-        )
     if not 0.0 <= cfg.discount <= 1.0:
         raise ValueError(f"discount must be in [0, 1], got {cfg.discount!r}")
-    for name in ("adam_beta1", "adam_beta2"):
-        if not 0.0 <= getattr(cfg, name) < 1.0:
-            raise ValueError(f"{name} must be in [0, 1), got {getattr(cfg, name)!r}")
     if cfg.seq_stride > cfg.seq_len:
         raise ValueError(
             f"seq_stride ({cfg.seq_stride}) must be <= seq_len ({cfg.seq_len}), or some "
@@ -376,43 +260,28 @@ def _validate(cfg: Config) -> None:
         )
 
 
-def _one_of(field_name: str, value: Any, allowed) -> None:
-    if value not in allowed:
-        close = difflib.get_close_matches(str(value), list(allowed), n=2)
-        hint = f" (did you mean {' or '.join(map(repr, close))}?)" if close else ""
+def _validate_shapes_per_family(cfg: Config) -> None:
+    """The loss's reward shapes against the network's families: one shape per family."""
+    if len(cfg.reward_shapes) != cfg.families:
         raise ValueError(
-            f"{field_name}: unknown value {value!r}{hint}; allowed: {', '.join(allowed)}"
+            f"reward_shapes needs one shaping per family ({cfg.families}), got {cfg.reward_shapes!r}"
         )
 
 
 def _validate_parts(cfg: Config) -> None:
-    """Check the parts a config names against their registries, and that they fit together:
-    the environment, policy space, E and its arguments, torso, reward shapes, families and
-    the learner's device. Run when the Config is built, so a bad combination fails before any
+    """Check the parts no layer's config checks against their registries, and that the parts
+    fit together: the environment, E and its arguments against Λ, families against Λ, and the
+    devices. Run when the Config is built, so a bad combination fails before any
     run folder exists, on every backend."""
-    # Imported here: the registries import torch and the environment packages, and config is
-    # the module every other one imports.
+    # Imported here: the environment packages (ALE, Gymnasium, MinAtar) are slow to import,
+    # and only a Config being built needs them.
     from gdi.envs.spec import canonical_spec, protocol_overrides
-    from gdi.learning.shaping import REWARD_SHAPES
-    from gdi.meta.registry import CONTROLLERS, make_controller
-    from gdi.nets.torsos import INITIALIZATIONS, TORSOS, check_init
-    from gdi.policy_space import POLICY_SPACES
 
     object.__setattr__(cfg, "env", canonical_spec(cfg.env))
     protocol_overrides(cfg.protocol, cfg.env, cfg.env_overrides)
-    _one_of("policy_space", cfg.policy_space, sorted(POLICY_SPACES))
-    _one_of("meta_controller", cfg.meta_controller, list(CONTROLLERS))
-    _one_of("torso", cfg.torso, list(TORSOS))
-    _one_of("torso_init", cfg.torso_init, ["auto", *INITIALIZATIONS])
-    check_init(cfg.torso, cfg.torso_init)
-    for shape in cfg.reward_shapes:
-        _one_of("reward_shapes", shape, sorted(REWARD_SHAPES))
     space = POLICY_SPACES[cfg.policy_space]
     space.check_families(cfg.families)
-    try:
-        controller = make_controller(cfg.meta_controller, cfg.seed, **cfg.meta_kwargs)
-    except (TypeError, ValueError) as err:
-        raise ValueError(f"meta_kwargs of E {cfg.meta_controller!r}: {err}") from None
+    controller = make_controller(cfg.meta_controller, cfg.seed, **cfg.meta_kwargs)
     if controller.dim != space.dim:
         raise ValueError(
             f"E {cfg.meta_controller!r} (meta_kwargs) samples λ of dimension {controller.dim}, "
@@ -542,19 +411,27 @@ def apply_overrides(cfg: Config, assignments: list[str] | tuple[str, ...], **fie
 
 
 def field_docs() -> dict[str, str]:
-    """Field name → its docstring, read from this module's source (for tables and --help); the
-    fields that name a registered part end with the names their registry holds now."""
+    """Field name → its docstring, read from the source of Config and of each layer's config
+    it is composed of (for tables and --help); the fields that name a registered part end
+    with the names their registry holds now. A field two layers declare (policy_space: the
+    loss's and Λ's) takes the docstring of the one whose default the Config has."""
     import ast
     import inspect
 
-    tree = ast.parse(inspect.getsource(Config))
     docs: dict[str, str] = {}
-    body = tree.body[0].body  # type: ignore[attr-defined]
-    for node, following in itertools.pairwise(body):
-        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
-            if isinstance(following, ast.Expr) and isinstance(following.value, ast.Constant):
-                # One paragraph: the source's line breaks and indentation are not the text's.
-                docs[node.target.id] = " ".join(str(following.value.value).split())
+    # Bases first, as dataclasses collects fields: a later class's docstring wins, as its
+    # default does.
+    for cls in reversed(Config.__mro__):
+        if not dataclasses.is_dataclass(cls):
+            continue
+        body = ast.parse(inspect.getsource(cls)).body[0].body  # type: ignore[attr-defined]
+        for node, following in itertools.pairwise(body):
+            if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+                if isinstance(following, ast.Expr) and isinstance(following.value,
+                                                                  ast.Constant):
+                    # One paragraph: the source's line breaks and indentation are not the
+                    # text's.
+                    docs[node.target.id] = " ".join(str(following.value.value).split())
     for name, choices in registered_choices().items():
         docs[name] += " One of: " + "; ".join(choices) + "."
     return docs

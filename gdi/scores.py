@@ -34,6 +34,9 @@ from gdi.atomic import StorageError, atomic_write, why_not_writable
 from gdi.run_files import EVAL_DIR
 
 CONFIG_FILE = "config.json"
+#: Episodes of one evaluation, each with an environment and seed of its own (the paper: 32);
+#: ``Config.eval_episodes`` and ``gdi evaluate --episodes`` default to it.
+PAPER_EVAL_EPISODES = 32
 PERIODIC_PREFIX = "frames_"
 CONFIG_KEYS = ("env", "preset", "seed", "name")
 

@@ -93,12 +93,28 @@ def preset_table() -> str:
     return "\n".join(lines) + "\n"
 
 
+#: The section each layer's config gives its fields on the page (Config is composed of them).
+LAYER_SECTIONS = {
+    "RunSpec": "what to run",
+    "NetworkConfig": "network Θ (gdi.nets.config.NetworkConfig)",
+    "LossConfig": "operator T: the loss (gdi.learning.loss.LossConfig)",
+    "MetaConfig": "operator E (gdi.meta.config.MetaConfig)",
+    "OptimizerConfig": "operator T: the optimizer (gdi.learning.optimizer.OptimizerConfig)",
+}
+
+
 def config_sections() -> dict[str, str]:
-    """Field name → the section comment (``# --- what to run ---``) it stands under in
-    ``Config``'s source."""
+    """Field name → its section: the layer config that declares it (``LAYER_SECTIONS``), or,
+    for Config's own fields, the section comment (``# --- sampling: actors ---``) it stands
+    under in ``Config``'s source."""
     from gdi.config import Config
 
-    sections, current = {}, ""
+    sections = {}
+    for cls in reversed(Config.__mro__[1:]):
+        if dataclasses.is_dataclass(cls):
+            for field in dataclasses.fields(cls):
+                sections[field.name] = LAYER_SECTIONS.get(cls.__name__, cls.__name__)
+    current = ""
     for line in inspect.getsource(Config).splitlines():
         heading = re.match(r"\s*# -+ (.+?) -+$", line)
         if heading:

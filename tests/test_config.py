@@ -1,6 +1,7 @@
 """Config validation, --set overrides and presets."""
 
 import dataclasses
+import inspect
 import math
 
 import pytest
@@ -32,9 +33,9 @@ def test_every_field_has_a_docstring():
         ({"frames": 0}, "frames"),
         ({"replay_capacity": 100}, "replay_capacity"),
         ({"learner_device": "tpu"}, "learner_device"),
-        ({"clip_rho": -0.5}, r"clip_rho must be a number >= 0 \(inf: no truncation\), got -0.5"),
-        ({"clip_c": float("nan")}, "clip_c must be a number >= 0"),
-        ({"clip_pg_rho": "wide"}, "clip_pg_rho must be a number >= 0"),
+        ({"clip_rho": -0.5}, r"clip_rho: must be a number >= 0 \(inf: no truncation\), got -0.5"),
+        ({"clip_c": float("nan")}, "clip_c: must be a number >= 0"),
+        ({"clip_pg_rho": "wide"}, "clip_pg_rho: must be a number >= 0"),
         ({"backend": "ray", "actor_device": "auto"},
          r"actor_device='auto' needs the local or inline backend.*allowed with backend ray: cpu"),
     ],
@@ -84,6 +85,36 @@ def test_truncations_take_inf_and_the_policy_gradients_own_from_the_command_line
 
     write_config(tmp_path, cfg, {})
     assert read_config(tmp_path)[0] == cfg
+
+
+def test_each_layer_declares_its_fields_once_and_the_run_config_is_composed_of_them():
+    # The network's, the loss's and the optimizer's fields are declared (with their defaults,
+    # docstrings and checks) by their layers; Config inherits them and redeclares none, so
+    # their defaults and choices cannot drift apart.
+    from gdi.learning.loss import LossConfig
+    from gdi.learning.optimizer import OptimizerConfig
+    from gdi.meta.config import MetaConfig
+    from gdi.nets.config import NetworkConfig
+    from gdi.run_spec import RunSpec
+
+    layers = (RunSpec, NetworkConfig, LossConfig, MetaConfig, OptimizerConfig)
+    assert all(issubclass(Config, layer) for layer in layers)
+    own = set(inspect.get_annotations(Config))
+    for layer in layers:
+        declared = {f.name for f in dataclasses.fields(layer)}
+        assert not own & declared, f"Config redeclares {sorted(own & declared)} of {layer}"
+    # config.json stays one flat object, what to run first.
+    names = [f.name for f in dataclasses.fields(Config)]
+    assert names[:3] == ["preset", "scale", "env"] and len(names) == len(set(names))
+    # Each layer checks its own fields with the same words inside a run's config as alone.
+    for layer, bad in ((NetworkConfig, {"torso": "resnet"}), (LossConfig, {"pg_clip": 2.0}),
+                       (OptimizerConfig, {"adam_beta2": 1.0}),
+                       (MetaConfig, {"meta_controller": "ucb"})):
+        with pytest.raises(ValueError) as alone:
+            layer(**bad)
+        with pytest.raises(ValueError) as in_run:
+            Config(**bad)
+        assert str(alone.value) == str(in_run.value)
 
 
 def test_round_trip_through_dict():

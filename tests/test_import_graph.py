@@ -172,3 +172,10 @@ def test_every_runtime_role_is_a_folder():
     # A renamed folder would make its rule vacuous.
     for role in RUNTIME_ROLES:
         assert (ROOT / "runtime" / role / "__init__.py").is_file(), role
+
+
+def test_the_shared_checks_and_the_run_spec_stay_below_every_layer():
+    # gdi.checks is imported by every layer's config, gdi.run_spec by the command line, which
+    # must load without torch: neither may import a layer.
+    assert gdi_imports(ROOT / "checks.py") == set()
+    assert gdi_imports(ROOT / "run_spec.py") <= {"backends"}

@@ -8,6 +8,7 @@ convention (what ``rewards[t]``, ``discounts[t]``, ``values[t]`` mean) is writte
 
 from gdi.learning.dueling import dueling_q
 from gdi.learning.loss import LossBatch, LossConfig, LossOutputs, loss
+from gdi.learning.optimizer import OptimizerConfig
 from gdi.learning.policy_gradient import clipped_surrogate_loss, normalized_pg_advantages
 from gdi.learning.retrace import retrace
 from gdi.learning.shaping import (
@@ -25,6 +26,7 @@ __all__ = [
     "LossBatch",
     "LossConfig",
     "LossOutputs",
+    "OptimizerConfig",
     "VTraceReturns",
     "clipped_surrogate_loss",
     "dueling_q",

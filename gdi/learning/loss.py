@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Literal, NamedTuple
 
 import torch
 
+from gdi.checks import one_of
 from gdi.learning.dueling import dueling_q
 from gdi.learning.policy_gradient import (
     PG_ADVANTAGE_NORMS,
@@ -32,49 +33,55 @@ __all__ = ["LossBatch", "LossConfig", "LossOutputs", "loss"]
 
 @dataclass(frozen=True)
 class LossConfig:
-    """Hyperparameters of the GDI loss. The defaults are the paper's GDI-I³ row (App.
-    "Hyperparameters"); a field named as a ``gdi.config.Config`` field means the same and has
-    the same default (tests/learning/test_loss.py checks it, so that gdi.learning imports
-    nothing above it), and the runtime fills them from the run's Config."""
+    """Hyperparameters of the GDI loss, declared and checked here, where the loss is. The
+    defaults are the paper's GDI-I³ row (App. "Hyperparameters"). The run's
+    ``gdi.config.Config`` is composed of this class (and of the other layers' configs), so a
+    run's config is a LossConfig: the learner hands it to :func:`loss` as it is, and
+    ``config.json`` and ``--set`` name these fields."""
 
     policy_space: str = "soft_entropy"
-    """Name in gdi.policy_space.POLICY_SPACES of the family π_λ the actors sampled from."""
+    """Index set Λ and π_λ: a space of gdi.policy_space by its name (the one the actors
+    sampled from; the loss's target policy is π_λ with each step's λ)."""
     reward_shapes: tuple[str, ...] = ("log",)
-    """One reward shape per parameter family: ("log",) for GDI-I³, ("log", "root") for GDI-H³."""
+    """Reward shaping per family: log, root or none (App. Hyperparameters), or symlog (the
+    log shape read as symmetric; docs/paper-choices.md); ("log",) for GDI-I³, ("log", "root")
+    for GDI-H³."""
     clip_rho: float = 1.05
-    """ρ̄: truncation of the V-trace importance weight."""
+    """Importance-sampling clip ρ̄ of the V-trace targets (≥ 0; inf: no truncation)."""
     clip_c: float = 1.05
-    """c̄: truncation of the V-trace and Retrace trace coefficients."""
+    """Trace-cutting clip c̄ of V-trace and Retrace (≥ 0; inf: no truncation)."""
     clip_pg_rho: float | None = None
-    """Truncation of ρ in the policy-gradient advantage; None uses clip_rho (the run's
-    ``clip_pg_rho``, null by default)."""
+    """Truncation of ρ in the policy-gradient advantage ρ_s δ (≥ 0; inf: none); null: ρ̄
+    (clip_rho), as the paper."""
     value_loss_scale: float = 1.0
-    """ξ, weight of the V-trace value loss."""
+    """ξ, scale of the V loss."""
     q_loss_scale: float = 10.0
-    """α, weight of the Retrace Q loss."""
+    """α, scale of the Q loss."""
     q_loss_trains_value: bool = True
-    """Whether L_Q's gradient reaches V through Q = Ā + V; False stops it there, so that V
-    learns from ξ·L_V alone and L_Q trains the advantages only."""
+    """Whether the Q loss's gradient reaches V through Q = Ā + V (Eq. "casa equ"; the paper does
+    not say). True: V learns from α·L_Q as well as ξ·L_V; False: V from the V loss alone."""
     pg_loss_scale: float = 10.0
-    """β, weight of the policy-gradient loss."""
+    """β, scale of the policy-gradient loss."""
     entropy_scale: float = 0.0
-    """Weight of the entropy bonus; the paper uses none, operator-view presets may."""
+    """Entropy regularization (paper: none)."""
     pg_clip: float = 0.0
-    """ε of PPO's clipped surrogate in place of the V-trace policy gradient; 0: the paper's
-    −ρ_s δ · log π. See ``clipped_surrogate_loss``."""
-    pg_advantage_norm: str = "none"
-    """What the policy gradient's advantages ρ_s δ become over each batch before they weigh
-    log π: none (the paper), center (minus their batch mean) or standardize (also divided by
-    their batch standard deviation); see ``normalized_pg_advantages``."""
+    """ε of PPO's clipped surrogate −min(r·Â, clip(r, 1 ± ε)·Â), r = π/μ, Â the V-trace
+    advantage before ρ, in place of the paper's policy gradient −ρ_s δ·log π (0: the paper's);
+    a bound on how far one batch moves π_λ (``clipped_surrogate_loss``)."""
+    pg_advantage_norm: Literal[PG_ADVANTAGE_NORMS] = "none"
+    """The policy gradient's advantages ρ_s δ over each batch: none (the paper), center (minus
+    their mean) or standardize (centred, divided by their standard deviation;
+    ``normalized_pg_advantages``)."""
     aux_loss_scale: float = 1.0
-    """Weight of the auxiliary forward/inverse dynamics losses (the paper gives none)."""
+    """Scale of the auxiliary dynamics losses."""
 
     def __post_init__(self) -> None:
-        if self.policy_space not in POLICY_SPACES:
-            raise ValueError(
-                f"policy_space: unknown policy space {self.policy_space!r}; allowed: "
-                f"{', '.join(sorted(POLICY_SPACES))}"
-            )
+        self.check_loss()
+
+    def check_loss(self) -> None:
+        """ValueError of one line for the first field out of its range or naming no registered
+        part (a policy space, a reward shape, a normalization)."""
+        one_of("policy_space", self.policy_space, sorted(POLICY_SPACES))
         shapes = self.reward_shapes
         if isinstance(shapes, str) or not isinstance(shapes, tuple | list):
             raise ValueError(
@@ -92,20 +99,15 @@ class LossConfig:
         except ValueError as err:
             raise ValueError(f"reward_shapes: {err}") from None
         for name in self.reward_shapes:
-            if name not in REWARD_SHAPES:
-                raise ValueError(
-                    f"reward_shapes: unknown reward shape {name!r}; allowed: "
-                    f"{', '.join(sorted(REWARD_SHAPES))}"
-                )
+            one_of("reward_shapes", name, sorted(REWARD_SHAPES))
         clips = {"clip_rho": self.clip_rho, "clip_c": self.clip_c}
         if self.clip_pg_rho is not None:
             clips["clip_pg_rho"] = self.clip_pg_rho
         for field, value in clips.items():
+            # inf is allowed (no truncation); NaN and negatives are not.
             if isinstance(value, bool) or not isinstance(value, int | float) or not value >= 0:
                 raise ValueError(
-                    f"{field}: an importance-weight truncation must be a number >= 0 "
-                    f"(float('inf') for none), got {value!r}"
-                )
+                    f"{field}: must be a number >= 0 (inf: no truncation), got {value!r}")
         if (isinstance(self.pg_clip, bool) or not isinstance(self.pg_clip, int | float)
                 or not 0 <= self.pg_clip < 1):
             raise ValueError(f"pg_clip: the clip ε of PPO's surrogate must be in [0, 1) (0: the "

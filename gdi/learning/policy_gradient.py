@@ -11,7 +11,7 @@ import torch
 __all__ = ["PG_ADVANTAGE_NORMS", "clipped_surrogate_loss", "normalized_pg_advantages"]
 
 #: How the policy gradient's advantages may be normalized over a batch: the choices of
-#: ``gdi.config.Config.pg_advantage_norm`` (tests/learning/test_loss.py checks that they agree).
+#: ``LossConfig.pg_advantage_norm`` (its annotation reads them from here).
 PG_ADVANTAGE_NORMS = ("none", "center", "standardize")
 
 

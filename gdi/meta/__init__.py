@@ -11,6 +11,7 @@ it exactly. Numpy only.
 
 from gdi.meta.bandit import MODES, BanditEnsemble
 from gdi.meta.base import MetaController, default_index_names, register_controller
+from gdi.meta.config import MetaConfig
 from gdi.meta.fixed import FixedIndex, UniformIndex
 from gdi.meta.plotting import plot_meta_history
 from gdi.meta.registry import CONTROLLERS, make_controller, meta_kwargs_over
@@ -44,6 +45,7 @@ __all__ = [
     "BanditEnsemble",
     "DemoResult",
     "FixedIndex",
+    "MetaConfig",
     "MetaController",
     "SlidingWindowUCB",
     "SyntheticSurface",

@@ -7,6 +7,7 @@ and inverse dynamics). The runtime calls :func:`build` and the :class:`GDINetwor
 ``initial_state``, ``forward`` and ``dynamics_predictions``.
 """
 
+from gdi.nets.config import NetworkConfig
 from gdi.nets.core import CORES, FeedForwardCore, LSTMCore
 from gdi.nets.dynamics import ForwardDynamicsHead, InverseDynamicsHead
 from gdi.nets.network import POLICY_HEADS, FamilyNetwork, GDINetwork, NetOutputs, build
@@ -35,6 +36,7 @@ __all__ = [
     "MinAtarTorso",
     "NatureTorso",
     "NetOutputs",
+    "NetworkConfig",
     "build",
     "make_torso",
     "preprocess_observations",

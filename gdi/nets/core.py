@@ -144,8 +144,8 @@ class FeedForwardCore(nn.Module):
         return torch.relu(self.linear(x)), state
 
 
-#: The cores by name (``gdi.config.Config.core``; tests/nets check that the two agree, so that
-#: gdi.nets imports nothing above it).
+#: The cores by name: the choices of ``NetworkConfig.core`` (its annotation reads them from
+#: here).
 CORES = {"lstm": LSTMCore, "feedforward": FeedForwardCore}
 
 

@@ -56,8 +56,7 @@ __all__ = ["POLICY_HEADS", "DynamicsPredictions", "FamilyNetwork", "GDINetwork",
            "build"]
 
 #: What π_λ's logits are: A itself (the paper) or a policy head of their own beside A and V
-#: (the choices of ``gdi.config.Config.policy_head``; tests/nets/test_network.py checks that
-#: they agree, so that gdi.nets imports nothing above it).
+#: (the choices of ``NetworkConfig.policy_head``, whose annotation reads them from here).
 POLICY_HEADS = ("advantage", "separate")
 
 

@@ -23,12 +23,9 @@ def resolve_run_env(config: Config):
 
 
 def build_network(config: Config, spec: EnvShapes):
-    return build(
-        spec.obs_shape, spec.num_actions, torso=config.torso, lstm_units=config.lstm_units,
-        families=config.families, aux=config.aux_tasks, obs_scale=spec.obs_scale,
-        head_hidden=config.head_hidden, torso_init=config.torso_init,
-        policy_head=config.policy_head, core=config.core,
-    )
+    """The network the run's config describes (its NetworkConfig fields) for ``spec``."""
+    return build(spec.obs_shape, spec.num_actions, obs_scale=spec.obs_scale,
+                 **config.build_options())
 
 
 def build_controller(config: Config, seed: int):

@@ -773,18 +773,3 @@ def test_k_families_each_get_the_policy_gradient_of_the_steps_they_acted():
         assert (grad[k][family != k] == 0).all() and (grad[k][family == k] > 0).all()
     with pytest.raises(ValueError, match=r"reward_shapes: .*family_softmax.*K >= 2"):
         LossConfig(policy_space="family_softmax", reward_shapes=("log",))
-
-
-def test_the_loss_defaults_and_choices_are_the_configs():
-    """gdi.learning states the paper's defaults and the normalizations itself (it imports
-    nothing above it); they must be the run config's."""
-    import dataclasses
-    import typing
-
-    from gdi.config import Config
-    from gdi.learning.policy_gradient import PG_ADVANTAGE_NORMS
-
-    for field in dataclasses.fields(LossConfig):
-        if hasattr(Config, field.name):
-            assert getattr(LossConfig(), field.name) == getattr(Config(), field.name), field.name
-    assert PG_ADVANTAGE_NORMS == typing.get_args(typing.get_type_hints(Config)["pg_advantage_norm"])

@@ -147,15 +147,6 @@ def test_the_feedforward_core_has_no_memory():
         assert torch.equal(out[1:], out_changed[1:]) is not remembers
 
 
-def test_the_cores_are_the_configs_choices():
-    import typing
-
-    from gdi.config import Config
-    from gdi.nets import CORES
-
-    assert tuple(CORES) == typing.get_args(typing.get_type_hints(Config)["core"])
-
-
 def test_an_unknown_core_is_refused_by_name():
     from gdi.nets import build
 

@@ -315,15 +315,6 @@ def test_a_separate_policy_head_is_a_third_head_on_the_core_output(families):
     assert not any("policy_head" in name for name in paper.state_dict())
 
 
-def test_the_policy_heads_are_the_configs_choices():
-    import typing
-
-    from gdi.config import Config
-    from gdi.nets import POLICY_HEADS
-
-    assert POLICY_HEADS == typing.get_args(typing.get_type_hints(Config)["policy_head"])
-
-
 # Errors
 
 

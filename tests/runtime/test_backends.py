@@ -6,8 +6,8 @@ import json
 import numpy as np
 import pytest
 
-from gdi.config import BACKENDS as CONFIG_BACKENDS
 from gdi.presets import resolve_config
+from gdi.run_spec import BACKENDS as CONFIG_BACKENDS
 from gdi.runtime.backends.base import BACKENDS, backend_class
 from gdi.runtime.run_folder.checkpoint import latest_checkpoint, list_checkpoints, load_checkpoint
 from gdi.runtime.wiring import RESUMABLE_FIELDS, train

@@ -204,21 +204,20 @@ def test_a_cuda_learner_steps_the_same_from_its_pinned_staging():
     assert_same_step(pinned.step(staged, 0.5), plain.step(second, 0.5), pinned, plain)
 
 
-def test_the_loss_takes_every_field_from_the_run_and_refuses_a_renamed_one():
+def test_a_run_config_is_its_loss_config_field_for_field():
+    # Config is composed of the loss's own LossConfig (and the other layers' configs): every
+    # loss field is the run's, declared once, with LossConfig's default and check.
+    from gdi.config import Config
     from gdi.learning import LossConfig
-    from gdi.runtime.learning import learner
 
-    config = tiny_config(entropy_scale=0.25, pg_clip=0.1, policy_space="soft_entropy",
-                         clip_pg_rho=0.5, clip_c=float("inf"))
-    made = learner.loss_config(config)
-    for field in dataclasses.fields(LossConfig):
-        assert getattr(made, field.name) == getattr(config, field.name), field.name
-    assert made.clip_pg_rho == 0.5 and made.clip_c == float("inf") and made.entropy_scale == 0.25
-    # A LossConfig field Config lacks (renamed on one side) is named, not defaulted.
-    stripped = type("Stripped", (), {f.name: getattr(config, f.name)
-                                     for f in dataclasses.fields(LossConfig)
-                                     if f.name != "clip_pg_rho"})()
-    with pytest.raises(TypeError, match=r"LossConfig fields clip_pg_rho are not Config fields"):
-        learner.loss_config(stripped)
+    config = tiny_config(entropy_scale=0.25, pg_clip=0.1, clip_pg_rho=0.5,
+                         clip_c=float("inf"))
+    assert isinstance(config, LossConfig)
+    loss_fields = {f.name: f.default for f in dataclasses.fields(LossConfig)}
+    run_fields = {f.name: f.default for f in dataclasses.fields(Config)}
+    assert {name: run_fields[name] for name in loss_fields} == loss_fields
+    assert (config.clip_pg_rho, config.clip_c, config.entropy_scale) == (0.5, float("inf"), 0.25)
+    with pytest.raises(ValueError, match="clip_c: must be a number >= 0"):
+        tiny_config(clip_c=-1.0)
 
 

@@ -8,7 +8,6 @@ compute the loss, clip the global gradient norm, step AdamW.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import os
 
@@ -16,23 +15,11 @@ import numpy as np
 import torch
 
 from gdi.config import Config
-from gdi.learning import LossBatch, LossConfig, LossOutputs, dynamics_losses
+from gdi.learning import LossBatch, LossOutputs, dynamics_losses
 from gdi.learning import loss as gdi_loss
 from gdi.learning.schedule import optimizer_schedule
 from gdi.runtime.storage.sequences import SequenceBatch
 from gdi.runtime.storage.steps import FrameBatch, stacked_tensors
-
-
-def loss_config(config: Config) -> LossConfig:
-    """The loss's hyperparameters from the run's config: every LossConfig field by its name in
-    Config. A LossConfig field Config lacks (renamed on one side only) is an error here, not a
-    default quietly taken."""
-    names = [field.name for field in dataclasses.fields(LossConfig)]
-    missing = [name for name in names if not hasattr(config, name)]
-    if missing:
-        raise TypeError(f"LossConfig fields {', '.join(missing)} are not Config fields: name "
-                        f"them alike")
-    return LossConfig(**{name: getattr(config, name) for name in names})
 
 
 def batch_to_tensors(batch: SequenceBatch | FrameBatch, device: torch.device
@@ -107,7 +94,6 @@ class Learner:
         self.config = config
         self.device = torch.device(device)
         self.net = net.to(self.device)
-        self.loss_config = loss_config(config)
         self.optimizer = torch.optim.AdamW(
             self.net.parameters(),
             lr=config.learning_rate,
@@ -184,7 +170,7 @@ class Learner:
                 truncation_bootstrap=cfg.discount
                 * t["truncation_values"][burn:].permute(2, 0, 1),
             ),
-            self.loss_config,
+            cfg,  # a Config is its loss's LossConfig (Config is composed of it)
         )
         metrics = dict(metrics)
         metrics["schedule/learning_rate"] = schedule.learning_rate

@@ -1,0 +1,78 @@
+"""The network's own configuration (``NetworkConfig``): what shapes Θ, declared and checked
+here, where the network is built. The run's ``gdi.config.Config`` is composed of it (and of the
+other layers' configs), so ``config.json`` and ``--set`` name these fields as they always did.
+Defaults are the paper's (App. "Hyperparameters": IMPALA deep torso, LSTM 256, auxiliary
+dynamics tasks)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from gdi.checks import literal_choice, non_negative, one_of, positive
+from gdi.nets.core import CORES
+from gdi.nets.network import POLICY_HEADS
+from gdi.nets.torsos import INITIALIZATIONS, TORSOS, check_init
+
+#: The cores' names, the choices of ``NetworkConfig.core``.
+CORE_NAMES = tuple(CORES)
+
+
+@dataclass(frozen=True)
+class NetworkConfig:
+    """The fields that shape the network: its torso and their initialization, its core, its
+    heads and how many parameter families it holds. Checked on creation (``check_network``);
+    :meth:`build_options` gives :func:`gdi.nets.build` its keyword arguments."""
+
+    torso: str = "impala_deep"
+    """Observation encoder: impala_deep (the paper's), nature (DQN's, for Atari on a small CPU),
+    minatar, mlp."""
+    torso_init: str = "auto"
+    """Initialization of the torso's layers: auto (he for nature, pytorch for the others), he
+    (normal, std √(2/fan_in), zero biases), pytorch (PyTorch's default), he_zero_residual (he
+    with each residual block starting as the identity; impala_deep). The paper gives none."""
+    lstm_units: int = 256
+    """Units of the core (the LSTM's, or the feedforward layer's)."""
+    core: Literal[CORE_NAMES] = "lstm"
+    """The core between torso and heads: lstm (the paper's, with burn-in from stored state) or
+    feedforward (one ReLU layer without memory, as Sample Factory's Atari APPO; not in the
+    paper: the frame stack is the only memory)."""
+    head_hidden: int = 0
+    """Hidden ReLU units of the A and V heads (and of L, policy_head=separate; R2D2's dueling
+    heads: 512); 0: linear heads."""
+    families: int = 1
+    """Parameter families: 1 for GDI-I (θ₁ = θ₂), 2 for GDI-H (θ₁ ≠ θ₂), K for LASER-like;
+    the policy space says which it acts with."""
+    aux_tasks: bool = True
+    """Auxiliary forward and inverse dynamics tasks (paper table: yes)."""
+    policy_head: Literal[POLICY_HEADS] = "advantage"
+    """What π_λ's logits are: advantage (the paper: A itself, so π_λ = softmax(A/τ) and the
+    policy gradient and the Q loss both train A) or separate (a policy head L beside A and V,
+    as ACER's beside its Q head: π_λ = softmax(L/τ), the policy gradient trains L, the Q loss
+    A; not in the paper)."""
+
+    def __post_init__(self) -> None:
+        self.check_network()
+
+    def check_network(self) -> None:
+        """ValueError of one line for the first field that is out of its range or names no
+        registered part (a torso, an initialization that torso takes, a core, a policy head)."""
+        positive(self, "lstm_units")
+        non_negative(self, "head_hidden")
+        families = self.families
+        if isinstance(families, bool) or not isinstance(families, int) or families < 1:
+            raise ValueError(
+                f"families must be an integer >= 1 (1: GDI-I, 2: GDI-H, K: LASER-like), got "
+                f"{families!r}"
+            )
+        literal_choice(self, "policy_head", "core")
+        one_of("torso", self.torso, list(TORSOS))
+        one_of("torso_init", self.torso_init, ["auto", *INITIALIZATIONS])
+        check_init(self.torso, self.torso_init)
+
+    def build_options(self) -> dict[str, Any]:
+        """The keyword arguments of :func:`gdi.nets.build` these fields set."""
+        return {"torso": self.torso, "torso_init": self.torso_init,
+                "lstm_units": self.lstm_units, "core": self.core,
+                "head_hidden": self.head_hidden, "families": self.families,
+                "aux": self.aux_tasks, "policy_head": self.policy_head}
