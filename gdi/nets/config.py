@@ -14,9 +14,6 @@ from gdi.nets.core import CORES
 from gdi.nets.network import POLICY_HEADS
 from gdi.nets.torsos import INITIALIZATIONS, TORSOS, check_init
 
-#: The cores' names, the choices of ``NetworkConfig.core``.
-CORE_NAMES = tuple(CORES)
-
 
 @dataclass(frozen=True)
 class NetworkConfig:
@@ -33,10 +30,10 @@ class NetworkConfig:
     with each residual block starting as the identity; impala_deep). The paper gives none."""
     lstm_units: int = 256
     """Units of the core (the LSTM's, or the feedforward layer's)."""
-    core: Literal[CORE_NAMES] = "lstm"
-    """The core between torso and heads: lstm (the paper's, with burn-in from stored state) or
-    feedforward (one ReLU layer without memory, as Sample Factory's Atari APPO; not in the
-    paper: the frame stack is the only memory)."""
+    core: str = "lstm"
+    """The core between torso and heads, a core of gdi.nets.CORES by its name: lstm (the
+    paper's, with burn-in from stored state) or feedforward (one ReLU layer without memory, as
+    Sample Factory's Atari APPO; not in the paper: the frame stack is the only memory)."""
     head_hidden: int = 0
     """Hidden ReLU units of the A and V heads (and of L, policy_head=separate; R2D2's dueling
     heads: 512); 0: linear heads."""
@@ -65,8 +62,9 @@ class NetworkConfig:
                 f"families must be an integer >= 1 (1: GDI-I, 2: GDI-H, K: LASER-like), got "
                 f"{families!r}"
             )
-        literal_choice(self, "policy_head", "core")
+        literal_choice(self, "policy_head")
         one_of("torso", self.torso, list(TORSOS))
+        one_of("core", self.core, list(CORES))
         one_of("torso_init", self.torso_init, ["auto", *INITIALIZATIONS])
         check_init(self.torso, self.torso_init)
 

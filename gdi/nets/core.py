@@ -33,7 +33,14 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from gdi.registry import Registry
+
 __all__ = ["CORES", "FeedForwardCore", "LSTMCore", "check_core", "make_core"]
+
+
+#: The cores by name (``NetworkConfig.core``), each registered where it is defined
+#: (``@CORES.register``, under its class's ``name``).
+CORES = Registry("core")
 
 
 def check_core_inputs(x: torch.Tensor, reset: torch.Tensor, state: torch.Tensor,
@@ -54,12 +61,15 @@ def check_core_inputs(x: torch.Tensor, reset: torch.Tensor, state: torch.Tensor,
         )
 
 
+@CORES.register
 class LSTMCore(nn.Module):
     """One-layer LSTM, ``[T, B, input_size]`` → ``[T, B, hidden_size]``, with per-step resets.
 
     The state is one tensor ``[B, 2, H]`` (h, then c), batch-first so that an actor can slice
     and stack it per environment.
     """
+
+    name = "lstm"
 
     #: Mean chunk length below which the per-step loop is used instead of ``nn.LSTM`` calls.
     min_mean_chunk: int = 3
@@ -122,12 +132,15 @@ class LSTMCore(nn.Module):
         return torch.stack(outs), torch.stack((h, c), dim=1)
 
 
+@CORES.register
 class FeedForwardCore(nn.Module):
     """``[T, B, input_size]`` → ``ReLU(W x + b)`` ``[T, B, hidden_size]``, each step alone.
 
     Same call as :class:`LSTMCore`; the state ``[B, 2, H]`` is checked and returned as given
     (never read), so that nothing outside the network knows which core it has.
     """
+
+    name = "feedforward"
 
     def __init__(self, input_size: int, hidden_size: int):
         super().__init__()
@@ -144,18 +157,12 @@ class FeedForwardCore(nn.Module):
         return torch.relu(self.linear(x)), state
 
 
-#: The cores by name: the choices of ``NetworkConfig.core`` (its annotation reads them from
-#: here).
-CORES = {"lstm": LSTMCore, "feedforward": FeedForwardCore}
-
-
 def check_core(name: str) -> None:
-    """A ValueError naming ``name`` and the allowed cores unless it is one of :data:`CORES`."""
-    if name not in CORES:
-        raise ValueError(f"core must be one of {', '.join(CORES)}, got {name!r}")
+    """A ValueError naming ``name``, the closest cores and every allowed one unless it is
+    registered in :data:`CORES`."""
+    CORES.lookup(name)
 
 
 def make_core(name: str, input_size: int, hidden_size: int) -> nn.Module:
     """The core ``name`` (:data:`CORES`); a ValueError naming it and the allowed names."""
-    check_core(name)
-    return CORES[name](input_size, hidden_size)
+    return CORES.lookup(name)(input_size, hidden_size)

@@ -4,7 +4,7 @@ import pytest
 import torch
 from torch import nn
 
-from gdi.nets import LSTMCore
+from gdi.nets import FeedForwardCore, LSTMCore
 from tests.nets.helpers import summed_terms
 from tests.tolerance import assert_close
 
@@ -150,5 +150,29 @@ def test_the_feedforward_core_has_no_memory():
 def test_an_unknown_core_is_refused_by_name():
     from gdi.nets import build
 
-    with pytest.raises(ValueError, match=r"core must be one of lstm, feedforward, got 'gru'"):
+    with pytest.raises(ValueError, match=r"unknown core 'gru'; allowed: lstm, feedforward"):
         build((4,), 2, torso="mlp", lstm_units=8, core="gru")
+
+
+def test_a_core_registered_later_is_a_choice_of_the_config_and_of_build():
+    # The cores are a registry like the torsos: a new core is its class, registered; no list
+    # of names elsewhere (the config's check, build's) needs an edit.
+    from gdi.config import Config
+    from gdi.nets import CORES, build
+    from gdi.nets.config import NetworkConfig
+
+    class TanhCore(FeedForwardCore):
+        name = "tanh_feedforward"
+
+        def forward(self, x, reset, state):
+            out, state = super().forward(x, reset, state)
+            return torch.tanh(out), state
+
+    with CORES.restored():
+        CORES.register(TanhCore)
+        assert NetworkConfig(torso="mlp", core="tanh_feedforward").core == "tanh_feedforward"
+        assert Config(torso="mlp", core="tanh_feedforward").core == "tanh_feedforward"
+        net = build((4,), 2, torso="mlp", lstm_units=8, core="tanh_feedforward")
+        assert isinstance(net.family_nets[0].core, TanhCore)
+    with pytest.raises(ValueError, match=r"core: unknown value 'tanh_feedforward'"):
+        NetworkConfig(torso="mlp", core="tanh_feedforward")
