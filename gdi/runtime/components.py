@@ -1,4 +1,5 @@
-"""Building the parts every backend needs, from a Config: networks, E controllers, actors."""
+"""Building the parts of a run from its Config: networks, E controllers, actors, the data
+collector."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from gdi.meta import make_controller
 from gdi.nets import build
 from gdi.runtime import seeds
 from gdi.runtime.acting.actor import Actor
+from gdi.runtime.storage.collector import ReplayCollector
 
 
 def resolve_run_env(config: Config):
@@ -26,6 +28,15 @@ def build_network(config: Config, spec: EnvShapes):
     """The network the run's config describes (its NetworkConfig fields) for ``spec``."""
     return build(spec.obs_shape, spec.num_actions, obs_scale=spec.obs_scale,
                  **config.build_options())
+
+
+def build_collector(config: Config, env_config) -> ReplayCollector:
+    """The data collector: actors' windows in, the learner's batches of sequences out (each
+    sequence learned from ``replay`` times), seeded from the run's seed."""
+    return ReplayCollector(
+        config.batch_size, config.replay, config.replay_capacity, config.min_replay,
+        seed=seeds.collector(config.seed), frame_stack=env_config.stacked_frames,
+    )
 
 
 def build_controller(config: Config, seed: int):

@@ -24,8 +24,9 @@ from rich.console import Console
 from gdi.atomic import StorageError
 from gdi.config import PLACEMENT_FIELDS, Config, check_learner_device
 from gdi.policy_space import get_policy_space
-from gdi.runtime.backends.base import backend_class
+from gdi.runtime.backends.base import Backend, ParameterServer, backend_class
 from gdi.runtime.components import (
+    build_collector,
     build_network,
     env_shapes,
     flush_denormals,
@@ -48,12 +49,41 @@ from gdi.runtime.run_folder.run_dir import (
     write_config,
 )
 from gdi.runtime.stop import StopRequest
+from gdi.runtime.storage.collector import ReplayCollector
 
 #: What a resumed run may change: where, how and how long it runs, never what it learns. A
 #: larger ``frames`` extends the budget (the annealed schedules follow the new budget, see
 #: docs/paper-choices.md); another ``backend`` continues the run there (the checkpoint format
 #: is the same for every backend).
 RESUMABLE_FIELDS = ("frames", *PLACEMENT_FIELDS)
+
+
+@dataclass(frozen=True)
+class RunParts:
+    """A run's parts, in the order experience flows through them (the diagram above)."""
+
+    backend: Backend
+    """The actors (each with its environments, its copy of θ and its own E), where they run
+    and how their windows and θ move."""
+    collector: ReplayCollector
+    """Windows in, the learner's batches of sequences out."""
+    learner: Learner
+    """Operator T: θ and its optimizer, one update per batch."""
+    server: ParameterServer
+    """θ as the learner pushes it and the actors pull it."""
+
+
+def build_parts(config: Config, env_config, shapes, stop: StopRequest) -> RunParts:
+    """Every part of a run, built from its config: the learner (θ drawn from torch's global
+    generator, seeded before), the backend with its actors and parameter server, and the data
+    collector. Nothing here writes to the run folder: a part that cannot be built (an
+    environment gdi cannot act in, a Ray cluster it cannot reach) refuses the run before its
+    folder exists. The trainer, which writes the folder, is built from these parts once it
+    does."""
+    learner = Learner(config, build_network(config, shapes), device=learner_device(config))
+    backend = backend_class(config.backend)(config, env_config, shapes, learner, stop=stop)
+    return RunParts(backend=backend, collector=build_collector(config, env_config),
+                    learner=learner, server=backend.server)
 
 
 @dataclass(frozen=True)
@@ -185,8 +215,8 @@ def _train(config: Config, run_dir: Path | str | None, resume: bool, stop: StopR
         # it cannot reach) comes before a new run's folder is made.
         shapes = env_shapes(env_config, config.seed)
         space = get_policy_space(config.policy_space)
-        learner = Learner(config, build_network(config, shapes), device=learner_device(config))
-        backend = backend_class(config.backend)(config, env_config, shapes, learner, stop=stop)
+        parts = build_parts(config, env_config, shapes, stop)
+        backend = parts.backend
         stop.reclaim()  # Ray puts a SIGTERM handler of its own in place when it connects
         if stop.requested:  # e.g. while reaching a Ray cluster: before any folder was made
             return _stopped_during_start_up(run_dir if resume else None, say, resume,
@@ -198,9 +228,9 @@ def _train(config: Config, run_dir: Path | str | None, resume: bool, stop: StopR
             lock.acquire(run_dir)
             write_config(run_dir, config, env_config.as_dict())
         run_dir = Path(run_dir)
-        trainer = Trainer(config, env_config, run_dir, learner, backend.server,
-                          space.index_names, parallel_actors=backend.parallel_actors,
-                          tensorboard=tensorboard)
+        trainer = Trainer(config, env_config, run_dir, parts.learner, parts.server,
+                          parts.collector, space.index_names,
+                          parallel_actors=backend.parallel_actors, tensorboard=tensorboard)
         trainer.writer.write_hparams_text(config)
         trainer.should_stop = lambda: stop.requested
         if payload is not None:

@@ -10,7 +10,7 @@ import torch
 from gdi.envs import resolve_env
 from gdi.policy_space import get_policy_space
 from gdi.runtime.acting.actor import Actor
-from gdi.runtime.components import build_controller, build_network, env_shapes
+from gdi.runtime.components import build_collector, build_controller, build_network, env_shapes
 from gdi.runtime.errors import LearnerDiverged
 from gdi.runtime.learning.learner import Learner
 from gdi.runtime.learning.parameter_server import InlineParameterServer
@@ -90,7 +90,7 @@ def test_non_finite_gradient_with_a_finite_loss_is_skipped():
 def make_trainer(tmp_path, config, env_config, learner):
     index_names = get_policy_space(config.policy_space).index_names
     return Trainer(config, env_config, tmp_path, learner, InlineParameterServer(learner.net),
-                   index_names, tensorboard=False)
+                   build_collector(config, env_config), index_names, tensorboard=False)
 
 
 def test_trainer_reports_a_streak_of_skipped_steps_once(tmp_path):

@@ -359,15 +359,16 @@ def test_training_hands_the_learner_frames_of_stacked_observations(tmp_path):
     by the learner, on its device, and the host never writes them."""
     from gdi.envs import resolve_env
     from gdi.policy_space import get_policy_space
-    from gdi.runtime.components import build_network
+    from gdi.runtime.components import build_collector, build_network
     from gdi.runtime.learning.learner import Learner
     from gdi.runtime.learning.parameter_server import InlineParameterServer
     from gdi.runtime.learning.trainer import Trainer
 
     config, shapes, want, _ = learner_batches("ale:Breakout")
     learner = Learner(config, build_network(config, shapes))
-    trainer = Trainer(config, resolve_env(config.env), tmp_path, learner,
-                      InlineParameterServer(learner.net),
+    env_config = resolve_env(config.env)
+    trainer = Trainer(config, env_config, tmp_path, learner, InlineParameterServer(learner.net),
+                      build_collector(config, env_config),
                       get_policy_space(config.policy_space).index_names, tensorboard=False)
     received = []
     learner.step = lambda batch, progress: received.append(batch) or {}

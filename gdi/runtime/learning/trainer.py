@@ -53,6 +53,7 @@ class Trainer:
         run_dir: Path,
         learner: Learner,
         server,
+        collector: ReplayCollector,
         index_names: tuple[str, ...],
         parallel_actors: int = 1,
         tensorboard: bool = True,
@@ -61,10 +62,7 @@ class Trainer:
         self.run_dir = Path(run_dir)
         self.learner = learner
         self.server = server
-        self.collector = ReplayCollector(
-            config.batch_size, config.replay, config.replay_capacity, config.min_replay,
-            seed=seeds.collector(config.seed), frame_stack=env_config.stacked_frames,
-        )
+        self.collector = collector
         # Visited states per training stage for `gdi analyze richness` (None when off).
         self.reservoir = StageReservoir(
             config.reservoir_stages, config.observation_reservoir, seed=seeds.reservoir(config.seed),
