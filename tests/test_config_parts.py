@@ -19,7 +19,7 @@ BAD_PARTS = [
     (["torso_init=xavier"], r"torso_init: unknown value 'xavier'.*allowed: auto, pytorch, he, "),
     (["torso_init=he_zero_residual"],
      r"torso_init 'he_zero_residual' zeroes residual branches; torso 'minatar' has none"),
-    (["reward_shapes=sqrt"], r"reward_shapes: unknown value 'sqrt'.*allowed: log, none, root, symlog"),
+    (["reward_shapes=sqrt"], r"reward_shapes: unknown value 'sqrt'.*allowed: log, none, root, sign, symlog"),
     (["meta_kwargs.tile_width=3"],
      r"meta_kwargs of E 'bandit'.*unexpected argument\(s\) tile_width; allowed: ranges"),
     (["policy_space=boltzmann"],

@@ -53,6 +53,9 @@ class LossConfig:
     clip_pg_rho: float | None = None
     """Truncation of ρ in the policy-gradient advantage ρ_s δ (≥ 0; inf: none); null: ρ̄
     (clip_rho), as the paper."""
+    trace_lambda: float = 1.0
+    """λ ∈ [0, 1] scaling the traces of V-trace and Retrace, c = λ·min(c̄, π/μ) (Retrace(λ);
+    on-policy, GAE's λ); 1: the paper's traces, cut by c̄ only. Not in the paper."""
     value_loss_scale: float = 1.0
     """ξ, scale of the V loss."""
     q_loss_scale: float = 10.0
@@ -108,6 +111,10 @@ class LossConfig:
             if isinstance(value, bool) or not isinstance(value, int | float) or not value >= 0:
                 raise ValueError(
                     f"{field}: must be a number >= 0 (inf: no truncation), got {value!r}")
+        tl = self.trace_lambda
+        if isinstance(tl, bool) or not isinstance(tl, int | float) or not 0 <= tl <= 1:
+            raise ValueError(f"trace_lambda: must be in [0, 1] (1: the paper's traces), got "
+                             f"{tl!r}")
         if (isinstance(self.pg_clip, bool) or not isinstance(self.pg_clip, int | float)
                 or not 0 <= self.pg_clip < 1):
             raise ValueError(f"pg_clip: the clip ε of PPO's surrogate must be in [0, 1) (0: the "
@@ -354,6 +361,7 @@ def loss(
             clip_rho=config.clip_rho,
             clip_c=config.clip_c,
             clip_pg_rho=config.clip_pg_rho,
+            trace_lambda=config.trace_lambda,
         )
 
         # π detached inside Ā; V detached too when only L_V is to train it.
@@ -370,6 +378,7 @@ def loss(
             value.detach(),
             bootstrap_value,
             clip_c=config.clip_c,
+            trace_lambda=config.trace_lambda,
         )
 
         value_loss = 0.5 * (vtrace_returns.vs - value).pow(2).mean()

@@ -1,6 +1,7 @@
 """Reward shapings of the paper's App. "Hyperparameters" table ("GDI-I³ Reward Shape",
 "GDI-H³ Reward Shape 1/2"). Rewards are never clipped ("Reward Clip: No"); each parameter
-family of GDI-H³ learns from its own shaping of the same raw rewards.
+family of GDI-H³ learns from its own shaping of the same raw rewards. ``sign`` (DQN's clip)
+is not the paper's, and no preset uses it: a lever to compare with APPO's T.
 """
 
 from __future__ import annotations
@@ -9,7 +10,8 @@ from collections.abc import Callable
 
 import torch
 
-__all__ = ["REWARD_SHAPES", "get_reward_shape", "identity_shape", "log_shape", "root_shape", "symlog_shape"]
+__all__ = ["REWARD_SHAPES", "get_reward_shape", "identity_shape", "log_shape", "root_shape",
+           "sign_shape", "symlog_shape"]
 
 
 def _check_rewards(rewards: torch.Tensor) -> None:
@@ -49,6 +51,14 @@ def root_shape(rewards: torch.Tensor) -> torch.Tensor:
     return torch.sign(rewards) * ((rewards.abs() + 1.0) ** 0.25 - 1.0) + 0.001 * rewards
 
 
+def sign_shape(rewards: torch.Tensor) -> torch.Tensor:
+    """sign(r) ∈ {−1, 0, 1}: DQN's reward clipping as Sample Factory's Atari setting applies it
+    (its ``ClipRewardEnv``). Not in the paper, whose table says "Reward Clip: No"; a lever
+    for comparing gdi's T with APPO's (docs/learning-per-frame.md)."""
+    _check_rewards(rewards)
+    return torch.sign(rewards)
+
+
 def identity_shape(rewards: torch.Tensor) -> torch.Tensor:
     """The raw reward, unchanged."""
     _check_rewards(rewards)
@@ -59,6 +69,7 @@ REWARD_SHAPES: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
     "log": log_shape,
     "root": root_shape,
     "symlog": symlog_shape,
+    "sign": sign_shape,
     "none": identity_shape,
 }
 

@@ -69,6 +69,14 @@ def check_bootstrap(name: str, tensor: torch.Tensor, batch_size: int) -> None:
         raise ValueError(f"{name} must be a floating-point tensor, got dtype {tensor.dtype}")
 
 
+def check_trace_lambda(value: float) -> None:
+    """A trace λ must be a number in [0, 1] (1: the paper's traces, cut by c̄ only)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TypeError(f"trace_lambda must be a float, got {type(value).__name__}")
+    if not 0.0 <= value <= 1.0:  # also rejects NaN
+        raise ValueError(f"trace_lambda must be in [0, 1] (1: the paper's traces), got {value}")
+
+
 def check_clip(name: str, value: float) -> None:
     """An importance-weight truncation level must be a number ≥ 0 (inf means no truncation)."""
     if isinstance(value, bool) or not isinstance(value, int | float):
@@ -87,6 +95,7 @@ def vtrace(
     clip_rho: float = 1.05,
     clip_c: float = 1.05,
     clip_pg_rho: float | None = None,
+    trace_lambda: float = 1.0,
 ) -> VTraceReturns:
     """V-trace targets v_s and policy-gradient advantages (Espeholt et al. 2018, Eq. 1).
 
@@ -99,7 +108,10 @@ def vtrace(
     ``v_s − V(x_s) = ρ_s δ_s + γ_s c_s (v_{s+1} − V(x_{s+1}))`` with ``v_T := bootstrap_value``.
     The policy gradient advantage is the appendix's ρ_s (r_s + γ_s v_{s+1} − V(x_s)) with its ρ
     truncated at ``clip_pg_rho`` (default: ``clip_rho``). The fixed point is V of the policy
-    π̃ ∝ min(ρ̄ μ, π) when c̄ ≤ ρ̄; the function does not require it.
+    π̃ ∝ min(ρ̄ μ, π) when c̄ ≤ ρ̄; the function does not require it. ``trace_lambda`` λ
+    scales the traces, c_i = λ·min(c̄, π_i/μ_i) (Espeholt et al. 2018, Sec. 4.1, scale them
+    by λ as Retrace(λ) does: less variance for more bias; on-policy with ρ̄, c̄ ≥ 1 the targets
+    are then λ-returns, GAE's with λ). The paper's V-trace has none (λ = 1).
 
     Runs under ``torch.no_grad``: targets never carry gradient.
 
@@ -112,6 +124,7 @@ def vtrace(
       clip_rho: ρ̄ ≥ 0, truncation of ρ in δ's weight.
       clip_c: c̄ ≥ 0, truncation of the trace coefficients c.
       clip_pg_rho: truncation of ρ in the policy gradient advantage; None means ``clip_rho``.
+      trace_lambda: λ ∈ [0, 1] multiplying each trace coefficient (1: the paper's).
 
     Returns:
       ``VTraceReturns(vs, pg_advantages, td_advantages)``, each ``[T, B]``.
@@ -127,10 +140,13 @@ def vtrace(
     if clip_pg_rho is None:
         clip_pg_rho = clip_rho
     check_clip("clip_pg_rho", clip_pg_rho)
+    check_trace_lambda(trace_lambda)
 
     importance_weights = torch.exp(log_rhos)
     rhos = torch.clamp(importance_weights, max=clip_rho)
     cs = torch.clamp(importance_weights, max=clip_c)
+    if trace_lambda != 1.0:  # the paper's traces are left untouched, bit for bit
+        cs = trace_lambda * cs
     values_tp1 = torch.cat([values[1:], bootstrap_value.unsqueeze(0)], dim=0)
     deltas = rhos * (rewards + discounts * values_tp1 - values)
     trace_decay = discounts * cs

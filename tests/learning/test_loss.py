@@ -143,6 +143,7 @@ def reference_loss(outputs, batch, config):
             config.clip_rho,
             config.clip_c,
             config.clip_pg_rho,
+            config.trace_lambda,
         )
         # E_π Q(x_T, ·) needs π at x_T, whose λ is not in the batch; it equals V(x_T) (see
         # test_dueling.test_expected_q_under_pi_is_value).
@@ -154,6 +155,7 @@ def reference_loss(outputs, batch, config):
             expected_q,
             value[k, num_steps],
             config.clip_c,
+            config.trace_lambda,
         )
         log_pi_taken = (
             torch.tensor(pi, dtype=DTYPE).log().gather(-1, batch.actions[..., None])[..., 0]
@@ -238,9 +240,12 @@ def assert_matches_reference(got, reference, batch) -> None:
         LossConfig(reward_shapes=("log", "root"), pg_advantage_norm="standardize"),
         LossConfig(pg_clip=0.2),
         LossConfig(reward_shapes=("log", "root"), pg_clip=0.1, pg_advantage_norm="standardize"),
+        LossConfig(trace_lambda=0.95),
+        LossConfig(reward_shapes=("log", "root"), trace_lambda=0.5, pg_clip=0.1),
     ],
     ids=["gdi-i3", "gdi-i3-clips", "gdi-h3", "gdi-h3-clips", "gdi-i3-center",
-         "gdi-h3-standardize", "gdi-i3-ppo-clip", "gdi-h3-ppo-clip-standardize"],
+         "gdi-h3-standardize", "gdi-i3-ppo-clip", "gdi-h3-ppo-clip-standardize",
+         "gdi-i3-trace-lambda", "gdi-h3-trace-lambda-ppo-clip"],
 )
 def test_matches_reference(config):
     outputs, batch = make_case(config.num_families)
@@ -672,6 +677,8 @@ def test_float32_inputs():
         ("clip_rho", -1.0),
         ("clip_c", float("nan")),
         ("clip_pg_rho", -0.5),
+        ("trace_lambda", 1.5),
+        ("trace_lambda", float("nan")),
         ("value_loss_scale", -1.0),
         ("q_loss_scale", float("inf")),
         ("q_loss_trains_value", "no"),

@@ -12,11 +12,12 @@ DTYPE = torch.float64
 NAN = float("nan")
 
 
-def retrace_reference(log_rhos, discounts, rewards, q_taken, expected_q, bootstrap_value, clip_c):
+def retrace_reference(log_rhos, discounts, rewards, q_taken, expected_q, bootstrap_value, clip_c,
+                      trace_lambda=1.0):
     """The appendix's Retrace sum with the expected-SARSA TD error, O(T²) per column.
 
     G_t = Q(x_t, a_t) + Σ_{j=t}^{T-1} (Π_{i=t}^{j-1} γ_i) c_{[t+1:j]} δ_j,
-    c_{[t+1:j]} = Π_{i=t+1}^{j} min(c̄, π_i/μ_i)  (1 for j = t),
+    c_{[t+1:j]} = Π_{i=t+1}^{j} λ min(c̄, π_i/μ_i)  (1 for j = t),
     δ_j = r_j + γ_j E_π Q(x_{j+1}, ·) − Q(x_j, a_j),  E_π Q(x_T, ·) = bootstrap.
     """
     num_steps, batch_size = log_rhos.shape
@@ -34,7 +35,7 @@ def retrace_reference(log_rhos, discounts, rewards, q_taken, expected_q, bootstr
                 for i in range(t, j):
                     weight *= g[i]
                 for i in range(t + 1, j + 1):
-                    weight *= min(clip_c, math.exp(lr[i]))
+                    weight *= trace_lambda * min(clip_c, math.exp(lr[i]))
                 total += weight * (r[j] + g[j] * e[j + 1] - q[j])
             targets[t, b] = total
     return targets
@@ -207,3 +208,21 @@ def test_wrong_shape_names_the_argument(position):
 def test_negative_truncation_rejected():
     with pytest.raises(ValueError, match="clip_c"):
         retrace(*random_inputs(), clip_c=-1.0)
+
+
+@pytest.mark.parametrize("trace_lambda", [0.0, 0.5, 0.95])
+def test_trace_lambda_matches_brute_force_sum(trace_lambda):
+    # Retrace(λ): c_i = λ·min(c̄, π_i/μ_i) (Munos et al. 2016).
+    inputs = random_inputs(seed=5)
+    expected = retrace_reference(*inputs, 1.2, trace_lambda)
+    got = retrace(*inputs, clip_c=1.2, trace_lambda=trace_lambda)
+    assert_close(got, expected, terms=len(expected))
+
+
+def test_zero_trace_lambda_is_the_expected_sarsa_target():
+    # λ = 0 cuts every trace: G_t = r_t + γ_t E_π Q(x_{t+1}, ·), by hand.
+    log_rhos, discounts, rewards, q_taken, expected_q, bootstrap_value = random_inputs(seed=6)
+    got = retrace(log_rhos, discounts, rewards, q_taken, expected_q, bootstrap_value,
+                  clip_c=1.05, trace_lambda=0.0)
+    next_expected = torch.cat([expected_q[1:], bootstrap_value.unsqueeze(0)], dim=0)
+    assert_close(got, rewards + discounts * next_expected)

@@ -13,6 +13,7 @@ from gdi.learning import (
     root_shape,
     symlog_shape,
 )
+from gdi.learning.shaping import sign_shape
 from tests.tolerance import assert_close
 
 DTYPE = torch.float64
@@ -57,6 +58,13 @@ def test_root_shape_is_odd():
     assert_close(root_shape(-rewards), -root_shape(rewards))
 
 
+def test_sign_shape_clips_as_dqn_by_hand():
+    # Breakout's bricks (1, 4, 7) all become 1; a fraction keeps its sign; 0 stays 0.
+    rewards = torch.tensor([-3.0, -0.5, 0.0, 0.2, 1.0, 4.0, 7.0], dtype=DTYPE)
+    expected = torch.tensor([-1.0, -1.0, 0.0, 1.0, 1.0, 1.0, 1.0], dtype=DTYPE)
+    assert torch.equal(sign_shape(rewards), expected)
+
+
 def test_identity_and_dtype_preserved():
     rewards = torch.tensor([[-3.0, 0.0], [2.5, 1e6]], dtype=torch.float32)
     assert torch.equal(identity_shape(rewards), rewards)
@@ -66,12 +74,13 @@ def test_identity_and_dtype_preserved():
 
 
 def test_registry():
-    assert set(REWARD_SHAPES) == {"log", "root", "symlog", "none"}
+    assert set(REWARD_SHAPES) == {"log", "root", "symlog", "sign", "none"}
     assert get_reward_shape("log") is log_shape
     assert get_reward_shape("root") is root_shape
     assert get_reward_shape("symlog") is symlog_shape
     assert get_reward_shape("none") is identity_shape
-    with pytest.raises(ValueError, match=r"unknown reward shape 'clip'.*log, none, root, symlog"):
+    assert get_reward_shape("sign") is sign_shape
+    with pytest.raises(ValueError, match=r"unknown reward shape 'clip'.*log, none, root, sign"):
         get_reward_shape("clip")
 
 

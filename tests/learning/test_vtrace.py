@@ -12,11 +12,12 @@ DTYPE = torch.float64
 
 
 def vtrace_reference(
-    log_rhos, discounts, rewards, values, bootstrap_value, clip_rho, clip_c, clip_pg_rho=None
+    log_rhos, discounts, rewards, values, bootstrap_value, clip_rho, clip_c, clip_pg_rho=None,
+    trace_lambda=1.0,
 ):
     """The appendix's V-trace sum, term by term, O(T²) per column, in Python floats.
 
-    v_s = V(x_s) + Σ_{t=s}^{T-1} (Π_{i=s}^{t-1} γ_i c_i) ρ_t δ_t,
+    v_s = V(x_s) + Σ_{t=s}^{T-1} (Π_{i=s}^{t-1} γ_i c_i) ρ_t δ_t,  c_i = λ min(c̄, π_i/μ_i),
     δ_t = r_t + γ_t V(x_{t+1}) − V(x_t),  V(x_T) = bootstrap,
     pg_s = ρ^pg_s (r_s + γ_s v_{s+1} − V(x_s)),  v_T = bootstrap.
     """
@@ -34,7 +35,7 @@ def vtrace_reference(
             for t in range(s, num_steps):
                 weight = 1.0
                 for i in range(s, t):
-                    weight *= g[i] * min(clip_c, math.exp(lr[i]))
+                    weight *= g[i] * trace_lambda * min(clip_c, math.exp(lr[i]))
                 rho_t = min(clip_rho, math.exp(lr[t]))
                 total += weight * rho_t * (r[t] + g[t] * v[t + 1] - v[t])
             vs[s, b] = total
@@ -220,3 +221,36 @@ def test_negative_or_nan_truncation_rejected(name):
     for bad in (-0.1, float("nan")):
         with pytest.raises(ValueError, match=name):
             vtrace(*random_inputs(), **{name: bad})
+
+
+@pytest.mark.parametrize("trace_lambda", [0.0, 0.5, 0.95])
+def test_trace_lambda_matches_brute_force_sum(trace_lambda):
+    # c_i = λ·min(c̄, π_i/μ_i) (Espeholt et al. 2018, Sec. 4.1, as Retrace(λ)).
+    inputs = random_inputs(seed=3)
+    returns = vtrace(*inputs, clip_rho=1.3, clip_c=0.8, trace_lambda=trace_lambda)
+    assert_matches_brute_force(returns, vtrace_reference(*inputs, 1.3, 0.8, None, trace_lambda))
+
+
+def test_on_policy_trace_lambda_gives_gae_targets():
+    # On-policy (π = μ, ρ̄ = c̄ = 1) V-trace with λ is GAE's λ-return: A_t = δ_t + γ_t λ A_{t+1}
+    # (Schulman et al. 2016), written here as its own backward loop, and v_t = V(x_t) + A_t.
+    _, discounts, rewards, values, bootstrap_value = random_inputs(seed=4)
+    log_rhos = torch.zeros_like(rewards)
+    lam = 0.95
+    returns = vtrace(log_rhos, discounts, rewards, values, bootstrap_value, clip_rho=1.0,
+                     clip_c=1.0, trace_lambda=lam)
+    num_steps = rewards.shape[0]
+    advantages = torch.zeros_like(rewards)
+    next_advantage = torch.zeros_like(bootstrap_value)
+    for t in reversed(range(num_steps)):
+        next_value = bootstrap_value if t == num_steps - 1 else values[t + 1]
+        delta = rewards[t] + discounts[t] * next_value - values[t]
+        next_advantage = delta + discounts[t] * lam * next_advantage
+        advantages[t] = next_advantage
+    assert_close(returns.vs, values + advantages, terms=num_steps)
+
+
+@pytest.mark.parametrize("bad", [-0.1, 1.5, float("nan")])
+def test_a_trace_lambda_outside_0_1_is_refused(bad):
+    with pytest.raises(ValueError, match="trace_lambda must be in \\[0, 1\\]"):
+        vtrace(*random_inputs(), trace_lambda=bad)

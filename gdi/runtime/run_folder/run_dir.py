@@ -87,6 +87,7 @@ FIELDS_ADDED_LATER = {
     "policy_head": "advantage",  # before it, π_λ always read A (the paper)
     "core": "lstm",  # before it, every network had the paper's LSTM
     "clip_pg_rho": None,  # before it, the policy gradient's ρ was truncated at ρ̄ (the paper)
+    "trace_lambda": 1.0,  # before it, traces were cut by c̄ only (the paper)
 }
 
 
