@@ -17,7 +17,7 @@ from gdi.nets.torsos import INITIALIZATIONS, TORSOS, check_init
 
 @dataclass(frozen=True)
 class NetworkConfig:
-    """The fields that shape the network: its torso and their initialization, its core, its
+    """The fields that shape the network: its torso and the torso's initialization, its core, its
     heads and how many parameter families it holds. Checked on creation (``check_network``);
     :meth:`build_options` gives :func:`gdi.nets.build` its keyword arguments."""
 
