@@ -69,8 +69,12 @@ class RunParts:
     """Windows in, the learner's batches of sequences out."""
     learner: Learner
     """Operator T: θ and its optimizer, one update per batch."""
-    server: ParameterServer
-    """θ as the learner pushes it and the actors pull it."""
+
+    @property
+    def server(self) -> ParameterServer:
+        """θ as the learner pushes it and the actors pull it: the backend's, read when asked
+        (a Ray backend stopped while it reaches its cluster has none)."""
+        return self.backend.server
 
 
 def build_parts(config: Config, env_config, shapes, stop: StopRequest) -> RunParts:
@@ -83,7 +87,7 @@ def build_parts(config: Config, env_config, shapes, stop: StopRequest) -> RunPar
     learner = Learner(config, build_network(config, shapes), device=learner_device(config))
     backend = backend_class(config.backend)(config, env_config, shapes, learner, stop=stop)
     return RunParts(backend=backend, collector=build_collector(config, env_config),
-                    learner=learner, server=backend.server)
+                    learner=learner)
 
 
 @dataclass(frozen=True)
