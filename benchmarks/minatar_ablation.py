@@ -275,9 +275,10 @@ def compress_meta_log(run_dir: Path) -> Path | None:
 
 def train_command(run: GridRun, status: Status, *, backend: str = "inline",
                   reservoir: int = 0, reservoir_presets: Sequence[str] = RESERVOIR_PRESETS,
-                  overrides: Sequence[str] = ()) -> list[str]:
+                  overrides: Sequence[str] = (), search: str | None = None) -> list[str]:
     """The ``gdi train`` command of a run in the given status (``resume`` continues the saved
-    config; the others start it)."""
+    config; the others start it). ``search``: E's inverse-temperature search by name
+    (``gdi train --search``), for every cell whose E searches a box."""
     base = [sys.executable, "-m", "gdi.cli", "train"]
     if status == "resume":
         return [*base, "--resume", str(run.run_dir), "--no-report"]
@@ -290,9 +291,10 @@ def train_command(run: GridRun, status: Status, *, backend: str = "inline",
         settings.append(f"meta_kwargs.value={list(run.fixed_lambda)}".replace(" ", ""))
     settings += [f"meta_kwargs.{key}={json.dumps(value, separators=(',', ':'))}"
                  for key, value in run.cell.meta_settings]
+    searched = ["--search", search] if search is not None else []
     return [*base, "--preset", run.base_preset, "--env", run.env, "--frames", str(run.frames),
             "--seed", str(run.seed), "--backend", backend, "--run-dir", str(run.run_dir),
-            "--no-report", "--set", *settings, *overrides]
+            *searched, "--no-report", "--set", *settings, *overrides]
 
 
 def move_aside(run_dir: Path) -> Path:
@@ -394,6 +396,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                         help="presets whose runs keep observations")
     parser.add_argument("--set", nargs="*", default=[], metavar="FIELD=VALUE",
                         help="config overrides for every new run (gdi train --set)")
+    parser.add_argument("--search", default=None,
+                        help="E's inverse-temperature search for every new run (gdi train "
+                             "--search: table, log1p-50, log1p-1000)")
     parser.add_argument("--dry-run", action="store_true",
                         help="print each run's status and command, run nothing")
     args = parser.parse_args(argv)
@@ -433,7 +438,7 @@ def plan(args: argparse.Namespace) -> list[tuple[GridRun, Status, list[str] | No
         status = run_status(run)
         command = None if status == "done" else train_command(
             run, status, backend=args.backend, reservoir=args.observation_reservoir,
-            reservoir_presets=args.reservoir_presets, overrides=args.set,
+            reservoir_presets=args.reservoir_presets, overrides=args.set, search=args.search,
         )
         rows.append((run, status, command))
     return rows

@@ -93,6 +93,7 @@ def train(
     preset: _typed_or_none(str, RunSpec.preset) = None,
     env: _typed_or_none(str, RunSpec.env) = None,
     scale: str | None = None,
+    search: str | None = None,
     frames: Count | None = None,
     seed: _typed_or_none(int, RunSpec.seed) = None,
     backend: Literal[tuple(BACKENDS)] | None = None,
@@ -119,6 +120,10 @@ def train(
         scale: Scale knobs (torso, batch, sequences, actors; `gdi scales` lists them): the
             environment kind's default (ale: the paper's table), or e.g. ale-cpu, the paper's
             Atari algorithm sized for a 2-core CPU.
+        search: How E searches each inverse temperature, in place of the scale's: table (1/τ
+            itself over [0, 50], the paper's), log1p-50 (the appendix's x = log(1 + 1/τ) over
+            the same range) or log1p-1000 (x over [0, 1000], the Gymnasium scale's); for an E
+            over a box (the bandit, the uniform control).
         frames: Frame budget, e.g. 1000000 or 1e6 (default: the scale's budget, which
             `gdi config --env ENV` prints).
         seed: Seed of every random generator.
@@ -148,7 +153,8 @@ def train(
             StopRequest(lambda trained: trained >= stop_at, why=f"--stop-at {stop_at:,}"))
     previous_handlers = stop.install()
     try:
-        result = _train(preset, env, scale, frames, seed, backend, set, run_dir, resume, stop)
+        result = _train(preset, env, scale, search, frames, seed, backend, set, run_dir, resume,
+                        stop)
     finally:
         stop.restore(previous_handlers)
     if result is None or result.interrupted:
@@ -165,7 +171,7 @@ def train(
     return 0
 
 
-def _train(preset, env, scale, frames, seed, backend, set, run_dir, resume, stop):
+def _train(preset, env, scale, search, frames, seed, backend, set, run_dir, resume, stop):
     """`gdi train`'s work once the stop handler is in place; None when stopped before a run
     folder was touched."""
     from gdi.config import apply_overrides
@@ -187,6 +193,8 @@ def _train(preset, env, scale, frames, seed, backend, set, run_dir, resume, stop
                      if v is not None and v != getattr(config, k)}
         if scale is not None and scale != config.scale:
             conflicts["scale"] = (config.scale, scale)
+        if search is not None:  # the run's search is in its saved meta_kwargs
+            conflicts["search"] = ("its meta_kwargs", search)
         if conflicts or run_dir is not None:
             raise ValueError(
                 f"--resume continues {resume} with its saved config; conflicting options: "
@@ -201,7 +209,8 @@ def _train(preset, env, scale, frames, seed, backend, set, run_dir, resume, stop
     env = RunSpec.env if env is None else env
     seed = RunSpec.seed if seed is None else seed
     config = apply_overrides(
-        resolve_config(preset, env, scale, frames=frames, seed=seed, backend=backend), set
+        resolve_config(preset, env, scale, search, frames=frames, seed=seed, backend=backend),
+        set
     )
     if config.env != env:  # the config stores the canonical spec (gdi.envs.canonical_spec)
         print(f"environment {env!r} is stored as its canonical spec {config.env!r}")
@@ -218,7 +227,7 @@ def _write_run_report(run_dir: Path) -> None:
 
 
 def config(preset: str = RunSpec.preset, env: str = RunSpec.env, scale: str | None = None,
-           set: tuple[str, ...] = (), json: bool = False) -> None:
+           search: str | None = None, set: tuple[str, ...] = (), json: bool = False) -> None:
     """Print the fully resolved config of a preset on an environment, every field with its
     value and meaning (what `gdi train --set field=value` can change), and what a named scale
     changes from its kind's default.
@@ -227,6 +236,8 @@ def config(preset: str = RunSpec.preset, env: str = RunSpec.env, scale: str | No
         preset: Preset name.
         env: Environment spec.
         scale: Scale knobs (`gdi scales`); default: the environment kind's.
+        search: How E searches each inverse temperature (table, log1p-50, log1p-1000), in
+            place of the scale's, as `gdi train --search`.
         set: Overrides field=value, applied as `gdi train` would.
         json: Print the config as JSON instead, as a run's config.json holds it.
     """
@@ -236,7 +247,7 @@ def config(preset: str = RunSpec.preset, env: str = RunSpec.env, scale: str | No
     from gdi.config import apply_overrides, field_docs
     from gdi.presets import SCALE_KINDS, SCALE_NOTES, resolve_config, scale_differences
 
-    resolved = apply_overrides(resolve_config(preset, env, scale), set)
+    resolved = apply_overrides(resolve_config(preset, env, scale, search), set)
     if json:
         import json as json_module
 

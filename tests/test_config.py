@@ -2,6 +2,7 @@
 
 import dataclasses
 import inspect
+import json
 import math
 
 import pytest
@@ -225,3 +226,32 @@ def test_preset_table_has_the_papers_columns():
     soft = get_policy_space("soft_entropy")
     assert by_name["gdi-i3"]["Λ"] == soft.index_set_text() == by_name["gdi-h3"]["Λ"]
     assert by_name["gdi-h3"]["π_λ"] == soft.description
+
+
+def test_a_named_search_sets_es_inverse_temperature_box_on_any_scale(capsys):
+    # --search log1p-1000 on MinAtar: E (the bandit, and the uniform E of its control) searches
+    # each 1/τ over [0, 1000] in x = log(1 + 1/τ), blocks of 0.1 (the bandit's); ε keeps [0, 1].
+    from gdi.cli import main
+
+    x_max = math.log1p(1000.0)
+    bandit = resolve_config("gdi-i3", "minatar:breakout", search="log1p-1000").meta_kwargs
+    assert bandit["transforms"] == ["log1p", "log1p", "identity"]
+    assert bandit["ranges"] == [[0.0, x_max], [0.0, x_max], [0.0, 1.0]]
+    assert bandit["accuracies"] == [0.1, 0.1, 0.1]
+    uniform = resolve_config("gdi-i3-uniform", "minatar:breakout", search="log1p-1000")
+    assert uniform.meta_kwargs["ranges"] == bandit["ranges"] and \
+        "accuracies" not in uniform.meta_kwargs
+    # The table's search is the default outside gym:, and naming it changes nothing there;
+    # on gym: it puts the table back.
+    assert resolve_config("gdi-i3", "minatar:breakout", search="table") == \
+        resolve_config("gdi-i3", "minatar:breakout")
+    assert resolve_config("gdi-i3", "gym:CartPole-v1", search="table").meta_kwargs["ranges"] == \
+        [[0.0, 50.0], [0.0, 50.0], [0.0, 1.0]]
+    with pytest.raises(ValueError, match=r"search: unknown value 'wide'; allowed: table, "
+                                         r"log1p-50, log1p-1000"):
+        resolve_config("gdi-i3", "minatar:breakout", search="wide")
+    with pytest.raises(ValueError, match=r"search 'log1p-50': preset 'gdi-i0'.s E \(fixed\) "
+                                         r"searches no box"):
+        resolve_config("gdi-i0", "minatar:breakout", search="log1p-50")
+    main(["config", "--env", "minatar:breakout", "--search", "log1p-50", "--json"])
+    assert json.loads(capsys.readouterr().out)["meta_kwargs"]["transforms"][0] == "log1p"

@@ -265,3 +265,14 @@ def test_a_new_preset_named_like_the_papers_is_labelled_by_its_name(monkeypatch)
     monkeypatch.setitem(PRESETS, "gdi-i3-mine", mine)
     assert minatar_report.preset_label("gdi-i3-mine") == "gdi-i3-mine (GDI-I³)"
     assert minatar_report.preset_label("gdi-i3") == "GDI-I³"
+
+
+def test_a_grid_names_es_search_for_every_new_run_and_a_resume_keeps_its_own(tmp_path):
+    # The positive control of the E ablation (docs/ablation-e.md): E and its uniform control
+    # over 1/τ ∈ [0, 1000] in log(1 + 1/τ), one --search for both cells.
+    runs = minatar.grid_runs(["breakout"], ["gdi-i3", "gdi-i3-uniform"], [0], BUDGET, tmp_path)
+    for run in runs:
+        command = minatar.train_command(run, "todo", search="log1p-1000")
+        assert command[command.index("--search") + 1] == "log1p-1000"
+        assert "--resume" not in command
+    assert "--search" not in minatar.train_command(runs[0], "resume", search="log1p-1000")

@@ -42,6 +42,7 @@ from gdi.presets.scales import (
     SCALE_KINDS,
     SCALE_NOTES,
     SCALES,
+    SEARCHES,
     env_kind,
     inv_temperature_search,
     scale_differences,
@@ -62,6 +63,7 @@ __all__ = [
     "SCALES",
     "SCALE_KINDS",
     "SCALE_NOTES",
+    "SEARCHES",
     "Preset",
     "env_kind",
     "get_preset",
@@ -75,9 +77,12 @@ __all__ = [
 ]
 
 
-def resolve_config(preset: str, env: str, scale: str | None = None, **fields: Any) -> Config:
+def resolve_config(preset: str, env: str, scale: str | None = None, search: str | None = None,
+                   **fields: Any) -> Config:
     """The full config of ``preset`` on ``env``: Config defaults ← the scale (``scale``, or the
-    env kind's default) ← the preset's algorithm fields ← ``fields`` (explicit choices win)."""
+    env kind's default) ← the preset's algorithm fields ← ``fields`` (explicit choices win).
+    ``search`` names how E searches each inverse temperature (``SEARCHES``), in place of the
+    scale's; only an E over a box has one to change."""
     chosen = get_preset(preset)
     scale = scale_for(env, scale)
     env = canonical_spec(env)  # ale:breakout → ale:Breakout (raises for unknown games)
@@ -87,10 +92,22 @@ def resolve_config(preset: str, env: str, scale: str | None = None, **fields: An
     # An E that searches a box is given one as ``ranges`` (gdi.meta.meta_kwargs_over), whatever
     # its name: the bandit, the uniform control over the same box, an E added later.
     searches_box = "ranges" in values["meta_kwargs"]
-    if scale in INV_TEMPERATURE_SEARCHES and searches_box:
+    if search is not None:
+        if search not in SEARCHES:
+            raise ValueError(f"search: unknown value {search!r}; allowed: "
+                             f"{', '.join(SEARCHES)}")
+        if not searches_box:
+            raise ValueError(f"search {search!r}: preset {preset!r}'s E "
+                             f"({values['meta_controller']}) searches no box of λ; a search "
+                             "applies to the bandit E or the uniform E of its control")
+    # The presets' boxes are the table's: naming it where the scale keeps it changes nothing.
+    chosen_search = INV_TEMPERATURE_SEARCHES.get(scale) if search is None else \
+        None if search == "table" and scale not in INV_TEMPERATURE_SEARCHES else \
+        SEARCHES[search]
+    if chosen_search is not None and searches_box:
         space = get_policy_space(values["policy_space"])
         values["meta_kwargs"] = inv_temperature_search(values["meta_kwargs"], space,
-                                                       INV_TEMPERATURE_SEARCHES[scale])
+                                                       chosen_search)
     values.update({k: v for k, v in fields.items() if v is not None})
     values["meta_kwargs"] = dict(values["meta_kwargs"])
     return Config(preset=preset, env=env, **values)

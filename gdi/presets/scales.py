@@ -30,6 +30,15 @@ GYM_INV_TEMPERATURE_SEARCH = {"transform": "log1p", "range": (0.0, math.log1p(10
 TABLE_INV_TEMPERATURE_SEARCH = {"transform": "identity", "range": INV_TEMPERATURE_SEARCH[0],
                                 "accuracy": INV_TEMPERATURE_SEARCH[1]}
 
+#: The inverse-temperature searches a run may name (``gdi train --search NAME``), each applied to
+#: an E over a box whatever the scale: the paper's table, the appendix's log(1 + 1/τ)
+#: coordinates over the table's range, and over the range the Gymnasium scale searches.
+SEARCHES: dict[str, dict[str, Any]] = {
+    "table": TABLE_INV_TEMPERATURE_SEARCH,
+    "log1p-50": {"transform": "log1p", "range": (0.0, math.log1p(50.0)), "accuracy": 0.1},
+    "log1p-1000": GYM_INV_TEMPERATURE_SEARCH,
+}
+
 #: Scales whose E searches each inverse temperature otherwise than the paper's table (1/τ
 #: itself over [0, 50], blocks of 1.0): the search (its transform, its range and block size in
 #: the transform's coordinates) by scale. Applied to an E over a box (the bandit, or the
