@@ -292,7 +292,7 @@ def test_a_resume_onto_another_backend_takes_the_fields_it_needs_in_the_same_ste
     write_config(run, tiny_config(actor_device="auto", backend="local"), {})
     started = []
     monkeypatch.setattr(wiring, "train", lambda config, *a, **k: started.append(config))
-    cli._train(None, None, None, 5000, None, "ray", ("actor_device=cpu",),  # none typed
+    cli._train(None, None, None, None, 5000, None, "ray", ("actor_device=cpu",),  # none typed
                None, run, SimpleNamespace(requested=False))
     assert [(c.backend, c.actor_device, c.frames) for c in started] == [("ray", "cpu", 5000)]
 
