@@ -100,10 +100,12 @@ def resolve_config(preset: str, env: str, scale: str | None = None, search: str 
             raise ValueError(f"search {search!r}: preset {preset!r}'s E "
                              f"({values['meta_controller']}) searches no box of λ; a search "
                              "applies to the bandit E or the uniform E of its control")
-    # The presets' boxes are the table's: naming it where the scale keeps it changes nothing.
-    chosen_search = INV_TEMPERATURE_SEARCHES.get(scale) if search is None else \
-        None if search == "table" and scale not in INV_TEMPERATURE_SEARCHES else \
-        SEARCHES[search]
+    if search is None:
+        chosen_search = INV_TEMPERATURE_SEARCHES.get(scale)
+    elif search == "table" and scale not in INV_TEMPERATURE_SEARCHES:
+        chosen_search = None  # the presets' boxes are the table's: nothing to change
+    else:
+        chosen_search = SEARCHES[search]
     if chosen_search is not None and searches_box:
         space = get_policy_space(values["policy_space"])
         values["meta_kwargs"] = inv_temperature_search(values["meta_kwargs"], space,
