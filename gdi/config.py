@@ -26,7 +26,6 @@ from gdi.checks import non_negative, positive
 from gdi.learning.loss import LossConfig
 from gdi.learning.optimizer import OptimizerConfig
 from gdi.meta.config import MetaConfig
-from gdi.meta.registry import make_controller
 from gdi.nets.config import NetworkConfig
 from gdi.policy_space import POLICY_SPACES
 from gdi.run_spec import RunSpec
@@ -173,9 +172,9 @@ class Config(OptimizerConfig, MetaConfig, LossConfig, NetworkConfig, RunSpec):
         self.check_network()
         _validate_shapes_per_family(self)
         self.check_loss()
-        self.check_meta()
+        controller = self.check_meta(self.seed)  # built once, read again by the fit check
         self.check_optimizer()
-        _validate_parts(self)
+        _validate_parts(self, controller)
 
     # --- conversions ----------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
@@ -268,7 +267,7 @@ def _validate_shapes_per_family(cfg: Config) -> None:
         )
 
 
-def _validate_parts(cfg: Config) -> None:
+def _validate_parts(cfg: Config, controller) -> None:
     """Check the parts no layer's config checks against their registries, and that the parts
     fit together: the environment, E and its arguments against Λ, families against Λ, and the
     devices. Run when the Config is built, so a bad combination fails before any
@@ -281,7 +280,6 @@ def _validate_parts(cfg: Config) -> None:
     protocol_overrides(cfg.protocol, cfg.env, cfg.env_overrides)
     space = POLICY_SPACES[cfg.policy_space]
     space.check_families(cfg.families)
-    controller = make_controller(cfg.meta_controller, cfg.seed, **cfg.meta_kwargs)
     if controller.dim != space.dim:
         raise ValueError(
             f"E {cfg.meta_controller!r} (meta_kwargs) samples λ of dimension {controller.dim}, "

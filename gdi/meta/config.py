@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gdi.checks import one_of
+from gdi.meta.base import MetaController
 from gdi.meta.registry import CONTROLLERS, make_controller
 
 
@@ -25,11 +26,13 @@ class MetaConfig:
     def __post_init__(self) -> None:
         self.check_meta()
 
-    def check_meta(self) -> None:
-        """ValueError of one line when no E is registered as ``meta_controller`` or it does not
-        build from ``meta_kwargs`` (an unknown or missing argument, a bad range)."""
+    def check_meta(self, seed: int = 0) -> MetaController:
+        """The controller these fields name, built with ``seed`` (what a check across parts
+        reads: its λ's dimension and box); ValueError of one line when no E is registered as
+        ``meta_controller`` or it does not build from ``meta_kwargs`` (an unknown or missing
+        argument, a bad range)."""
         one_of("meta_controller", self.meta_controller, list(CONTROLLERS))
         try:
-            make_controller(self.meta_controller, 0, **self.meta_kwargs)
+            return make_controller(self.meta_controller, seed, **self.meta_kwargs)
         except (TypeError, ValueError) as err:
             raise ValueError(f"meta_kwargs of E {self.meta_controller!r}: {err}") from None
