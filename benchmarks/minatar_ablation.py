@@ -275,10 +275,12 @@ def compress_meta_log(run_dir: Path) -> Path | None:
 
 def train_command(run: GridRun, status: Status, *, backend: str = "inline",
                   reservoir: int = 0, reservoir_presets: Sequence[str] = RESERVOIR_PRESETS,
-                  overrides: Sequence[str] = (), search: str | None = None) -> list[str]:
+                  overrides: Sequence[str] = (), search: str | None = None,
+                  learning: str | None = None) -> list[str]:
     """The ``gdi train`` command of a run in the given status (``resume`` continues the saved
     config; the others start it). ``search``: E's inverse-temperature search by name
-    (``gdi train --search``), for every cell whose E searches a box."""
+    (``gdi train --search``), for every cell whose E searches a box; ``learning``: T's reading
+    by name (``gdi train --learning``), for every cell."""
     base = [sys.executable, "-m", "gdi.cli", "train"]
     if status == "resume":
         return [*base, "--resume", str(run.run_dir), "--no-report"]
@@ -292,6 +294,8 @@ def train_command(run: GridRun, status: Status, *, backend: str = "inline",
     settings += [f"meta_kwargs.{key}={json.dumps(value, separators=(',', ':'))}"
                  for key, value in run.cell.meta_settings]
     searched = ["--search", search] if search is not None else []
+    if learning is not None:
+        searched += ["--learning", learning]
     return [*base, "--preset", run.base_preset, "--env", run.env, "--frames", str(run.frames),
             "--seed", str(run.seed), "--backend", backend, "--run-dir", str(run.run_dir),
             *searched, "--no-report", "--set", *settings, *overrides]
@@ -399,6 +403,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--search", default=None,
                         help="E's inverse-temperature search for every new run (gdi train "
                              "--search: table, log1p-50, log1p-1000)")
+    parser.add_argument("--learning", default=None,
+                        help="T's reading for every new run (gdi train --learning: paper, "
+                             "policy-head; default: the scale's)")
     parser.add_argument("--dry-run", action="store_true",
                         help="print each run's status and command, run nothing")
     args = parser.parse_args(argv)
@@ -413,8 +420,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 
 def plan(args: argparse.Namespace) -> list[tuple[GridRun, Status, list[str] | None]]:
     """Each run of the grid with its status and the command that would run it (None: done)."""
-    from gdi.presets import resolve_config
+    from gdi.presets import learning_for, resolve_config
 
+    learning_for("minatar", args.learning)  # an unknown learning fails here, as a bad cell does
     for text in args.presets:  # an unknown name or a bad λ fails here, not in 24 subprocesses
         cell = parse_cell(text)
         config = resolve_config(cell.preset, "minatar:breakout")
@@ -439,6 +447,7 @@ def plan(args: argparse.Namespace) -> list[tuple[GridRun, Status, list[str] | No
         command = None if status == "done" else train_command(
             run, status, backend=args.backend, reservoir=args.observation_reservoir,
             reservoir_presets=args.reservoir_presets, overrides=args.set, search=args.search,
+            learning=args.learning,
         )
         rows.append((run, status, command))
     return rows

@@ -93,6 +93,7 @@ def train(
     preset: _typed_or_none(str, RunSpec.preset) = None,
     env: _typed_or_none(str, RunSpec.env) = None,
     scale: str | None = None,
+    learning: str | None = None,
     search: str | None = None,
     frames: Count | None = None,
     seed: _typed_or_none(int, RunSpec.seed) = None,
@@ -120,6 +121,9 @@ def train(
         scale: Scale knobs (torso, batch, sequences, actors; `gdi scales` lists them): the
             environment kind's default (ale: the paper's table), or e.g. ale-cpu, the paper's
             Atari algorithm sized for a 2-core CPU.
+        learning: How T steps the network (`gdi presets` lists them): paper (π_λ reads the
+            Q-advantage head A, the paper's T) or policy-head (π_λ reads a head of its own,
+            with PPO's clip and an entropy term); default: the scale's.
         search: How E searches each inverse temperature, in place of the scale's: table (1/τ
             itself over [0, 50], the paper's), log1p-50 (the appendix's x = log(1 + 1/τ) over
             the same range) or log1p-1000 (x over [0, 1000], the Gymnasium scale's); for an E
@@ -153,8 +157,8 @@ def train(
             StopRequest(lambda trained: trained >= stop_at, why=f"--stop-at {stop_at:,}"))
     previous_handlers = stop.install()
     try:
-        result = _train(preset, env, scale, search, frames, seed, backend, set, run_dir, resume,
-                        stop)
+        result = _train(preset, env, scale, learning, search, frames, seed, backend, set, run_dir,
+                        resume, stop)
     finally:
         stop.restore(previous_handlers)
     if result is None or result.interrupted:
@@ -171,7 +175,8 @@ def train(
     return 0
 
 
-def _train(preset, env, scale, search, frames, seed, backend, set, run_dir, resume, stop):
+def _train(preset, env, scale, learning, search, frames, seed, backend, set, run_dir, resume,
+           stop):
     """`gdi train`'s work once the stop handler is in place; None when stopped before a run
     folder was touched."""
     from gdi.config import apply_overrides
@@ -193,6 +198,8 @@ def _train(preset, env, scale, search, frames, seed, backend, set, run_dir, resu
                      if v is not None and v != getattr(config, k)}
         if scale is not None and scale != config.scale:
             conflicts["scale"] = (config.scale, scale)
+        if learning is not None and learning != config.learning:
+            conflicts["learning"] = (config.learning, learning)
         if search is not None:  # the run's search is in its saved meta_kwargs
             conflicts["search"] = ("its meta_kwargs", search)
         if conflicts or run_dir is not None:
@@ -209,7 +216,8 @@ def _train(preset, env, scale, search, frames, seed, backend, set, run_dir, resu
     env = RunSpec.env if env is None else env
     seed = RunSpec.seed if seed is None else seed
     config = apply_overrides(
-        resolve_config(preset, env, scale, search, frames=frames, seed=seed, backend=backend),
+        resolve_config(preset, env, scale, search, learning, frames=frames, seed=seed,
+                       backend=backend),
         set
     )
     if config.env != env:  # the config stores the canonical spec (gdi.envs.canonical_spec)
@@ -227,7 +235,8 @@ def _write_run_report(run_dir: Path) -> None:
 
 
 def config(preset: str = RunSpec.preset, env: str = RunSpec.env, scale: str | None = None,
-           search: str | None = None, set: tuple[str, ...] = (), json: bool = False) -> None:
+           learning: str | None = None, search: str | None = None, set: tuple[str, ...] = (),
+           json: bool = False) -> None:
     """Print the fully resolved config of a preset on an environment, every field with its
     value and meaning (what `gdi train --set field=value` can change), and what a named scale
     changes from its kind's default.
@@ -236,6 +245,8 @@ def config(preset: str = RunSpec.preset, env: str = RunSpec.env, scale: str | No
         preset: Preset name.
         env: Environment spec.
         scale: Scale knobs (`gdi scales`); default: the environment kind's.
+        learning: How T steps the network (paper, policy-head; `gdi presets`), as
+            `gdi train --learning`; default: the scale's.
         search: How E searches each inverse temperature (table, log1p-50, log1p-1000), in
             place of the scale's, as `gdi train --search`.
         set: Overrides field=value, applied as `gdi train` would.
@@ -245,9 +256,15 @@ def config(preset: str = RunSpec.preset, env: str = RunSpec.env, scale: str | No
     from rich.table import Table
 
     from gdi.config import apply_overrides, field_docs
-    from gdi.presets import SCALE_KINDS, SCALE_NOTES, resolve_config, scale_differences
+    from gdi.presets import (
+        LEARNING_NOTES,
+        SCALE_KINDS,
+        SCALE_NOTES,
+        resolve_config,
+        scale_differences,
+    )
 
-    resolved = apply_overrides(resolve_config(preset, env, scale, search), set)
+    resolved = apply_overrides(resolve_config(preset, env, scale, search, learning), set)
     if json:
         import json as json_module
 
@@ -255,7 +272,8 @@ def config(preset: str = RunSpec.preset, env: str = RunSpec.env, scale: str | No
         return
     docs = field_docs()
     table = Table(title=f"{preset} on {env}, scale {resolved.scale}: "
-                        f"{SCALE_NOTES[resolved.scale]}")
+                        f"{SCALE_NOTES[resolved.scale]}; learning {resolved.learning}: "
+                        f"{LEARNING_NOTES[resolved.learning]}")
     for column in ("field", "value", "meaning"):
         table.add_column(column, overflow="fold")
     for name, value in resolved.to_dict().items():
@@ -289,11 +307,12 @@ def scales() -> None:
 
 def presets() -> None:
     """List the presets as the paper's Tab. "Summary of Algorithms of Ablation Study" does:
-    category, π_λ, Λ, P_Λ⁽⁰⁾, E and T."""
+    category, π_λ, Λ, P_Λ⁽⁰⁾, E and T; then the readings of T a preset can run with
+    (`gdi train --learning NAME`) and the scales that take each by default."""
     from rich.console import Console
     from rich.table import Table
 
-    from gdi.presets import index_set_note, preset_table
+    from gdi.presets import index_set_note, learning_table, preset_table
 
     rows = preset_table()
     table = Table(title="gdi presets (paper Tab. \"Summary of Algorithms of Ablation Study\")",
@@ -302,7 +321,15 @@ def presets() -> None:
         table.add_column(column, overflow="fold")
     for row in rows:
         table.add_row(*row.values())
-    Console().print(table)
+    console = Console()
+    console.print(table)
+    learnings = Table(title="readings of T (gdi train --learning NAME)")
+    rows = learning_table()
+    for column in rows[0]:
+        learnings.add_column(column, overflow="fold")
+    for row in rows:
+        learnings.add_row(*row.values())
+    console.print(learnings)
 
 
 def evaluate(

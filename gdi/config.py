@@ -38,8 +38,13 @@ _CHECK_DEVICE: contextvars.ContextVar[bool] = contextvars.ContextVar("check_devi
 
 
 #: Fields that only name where a config came from and that ``Config.from_dict`` derives when a
-#: config saved before they existed lacks them (``scale``: the environment kind's).
-LABELS_DERIVED_ON_LOAD = ("scale",)
+#: config saved before they existed lacks them (``scale``: the environment kind's; ``learning``:
+#: the paper's, the only one there was, its fields as saved).
+LABELS_DERIVED_ON_LOAD = ("scale", "learning")
+
+#: Labels that a command-line option resolves into fields (``--scale``, ``--learning``): a
+#: ``--set`` of one would rename the config without changing what it stands for.
+NAMED_BY_OPTION = ("scale", "learning")
 
 #: Fields that say where and how a run runs (its machine, backend, threads, fault budgets,
 #: checkpoints, tracking), never what it learns: a resume may change them
@@ -191,6 +196,9 @@ class Config(OptimizerConfig, MetaConfig, LossConfig, NetworkConfig, RunSpec):
             # Saved before scales had names: each such run took its environment kind's
             # (LABELS_DERIVED_ON_LOAD).
             values["scale"] = str(values["env"]).split(":", 1)[0].lower()
+        # Saved before T's readings had names: the paper's was the only one (a run that changed
+        # its fields with --set keeps them as saved, the label as resolved).
+        values.setdefault("learning", RunSpec.learning)
         if "reward_shapes" in values:
             values["reward_shapes"] = tuple(values["reward_shapes"])
         token = _CHECK_DEVICE.set(False)  # a saved run stays readable on any machine
@@ -390,6 +398,9 @@ def apply_overrides(cfg: Config, assignments: list[str] | tuple[str, ...], **fie
                 )
             dict_updates.setdefault(head, {})[key] = _parse_scalar(raw)
             continue
+        if name in NAMED_BY_OPTION:
+            raise ValueError(f"--set {name}: names what the config was resolved from; choose it "
+                             f"with --{name} NAME, which sets the fields it stands for")
         if name not in hints:
             import difflib
 

@@ -35,7 +35,7 @@ from gdi.run_files import CHECKPOINT_DIR, EVAL_DIR, checkpoint_name
 VIDEO_STEPS = 1_000
 #: Config fields a reproducing command leaves out of its --set: those it names as flags, and
 #: where and how the run ran (gdi.config.PLACEMENT_FIELDS), which do not change what it learns.
-NOT_IN_THE_COMMAND = ("preset", "env", "seed", "frames", "scale", *PLACEMENT_FIELDS)
+NOT_IN_THE_COMMAND = ("preset", "env", "seed", "frames", "scale", "learning", *PLACEMENT_FIELDS)
 
 
 @dataclass(frozen=True)
@@ -51,8 +51,8 @@ def training_command(config: Config) -> str:
     seed and budget, and a ``--set`` for each field that differs from what they resolve to."""
     from gdi.presets import resolve_config
 
-    base = resolve_config(config.preset, config.env, config.scale, frames=config.frames,
-                          seed=config.seed).to_dict()
+    base = resolve_config(config.preset, config.env, config.scale, learning=config.learning,
+                          frames=config.frames, seed=config.seed).to_dict()
     sets = []
     for name, value in config.to_dict().items():
         if name in NOT_IN_THE_COMMAND or value == base.get(name):
@@ -62,7 +62,7 @@ def training_command(config: Config) -> str:
         sets.append(f"'{name}={text}'" if any(c in text for c in " []{}\"'") else
                     f"{name}={text}")
     command = (f"gdi train --preset {config.preset} --env {config.env} --scale {config.scale} "
-               f"--seed {config.seed} --frames {config.frames}")
+               f"--learning {config.learning} --seed {config.seed} --frames {config.frames}")
     return command + (" --set " + " ".join(sets) if sets else "")
 
 

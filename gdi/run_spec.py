@@ -26,6 +26,9 @@ class RunSpec:
     """Name of the scale this config was resolved from (see `gdi scales`): its environment
     kind's default (ale: the paper's table; minatar, gym: small-scale) or a named one
     (ale-cpu)."""
+    learning: str = "paper"
+    """Name of the reading of T this config was resolved from (see `gdi presets`): paper (its
+    T: π_λ reads A) or policy-head (π_λ reads a head of its own; docs/learning-per-frame.md)."""
     env: str = "minatar:breakout"
     """Environment spec: ale:<Game>, minatar:<game> or gym:<id>, stored in its canonical form
     (ale:breakout → ale:Breakout, minatar:Breakout → minatar:breakout)."""

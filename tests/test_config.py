@@ -106,7 +106,7 @@ def test_each_layer_declares_its_fields_once_and_the_run_config_is_composed_of_t
         assert not own & declared, f"Config redeclares {sorted(own & declared)} of {layer}"
     # config.json stays one flat object, what to run first.
     names = [f.name for f in dataclasses.fields(Config)]
-    assert names[:3] == ["preset", "scale", "env"] and len(names) == len(set(names))
+    assert names[:4] == ["preset", "scale", "learning", "env"] and len(names) == len(set(names))
     # Each layer checks its own fields with the same words inside a run's config as alone.
     for layer, bad in ((NetworkConfig, {"torso": "resnet"}), (LossConfig, {"pg_clip": 2.0}),
                        (OptimizerConfig, {"adam_beta2": 1.0}),
@@ -255,3 +255,44 @@ def test_a_named_search_sets_es_inverse_temperature_box_on_any_scale(capsys):
         resolve_config("gdi-i0", "minatar:breakout", search="log1p-50")
     main(["config", "--env", "minatar:breakout", "--search", "log1p-50", "--json"])
     assert json.loads(capsys.readouterr().out)["meta_kwargs"]["transforms"][0] == "log1p"
+
+
+def test_a_named_learning_sets_its_fields_over_the_scale_and_the_preset(capsys):
+    # --learning policy-head: π_λ reads a head of its own, with APPO's clip, entropy term, γ,
+    # learning rate and no auxiliary losses, on any preset and scale; the rest as resolved.
+    from gdi.cli import main
+
+    paper = resolve_config("gdi-i3", "ale:Breakout", scale="ale-cpu", learning="paper")
+    head = resolve_config("gdi-i3", "ale:Breakout", scale="ale-cpu", learning="policy-head")
+    assert (paper.learning, head.learning) == ("paper", "policy-head")
+    changed = {k for k, v in head.to_dict().items() if paper.to_dict()[k] != v}
+    assert changed == {"learning", "policy_head", "pg_clip", "entropy_scale", "discount",
+                       "learning_rate", "aux_tasks"}
+    assert (head.policy_head, head.pg_clip, head.entropy_scale, head.discount,
+            head.learning_rate, head.aux_tasks) == ("separate", 0.1, 0.1, 0.99, 2.5e-4, False)
+    assert (paper.policy_head, paper.pg_clip, paper.entropy_scale, paper.discount,
+            paper.learning_rate, paper.aux_tasks) == ("advantage", 0.0, 0.0, 0.997, 5e-4, True)
+    # GDI-H³ takes it per family; an explicit field still wins over the learning's.
+    assert resolve_config("gdi-h3", "minatar:breakout", learning="policy-head").families == 2
+    assert resolve_config("gdi-i3", "minatar:breakout", learning="policy-head",
+                          entropy_scale=0.0).entropy_scale == 0.0
+    with pytest.raises(ValueError, match=r"learning: unknown value 'ppo'; allowed: paper, "
+                                         r"policy-head"):
+        resolve_config("gdi-i3", "minatar:breakout", learning="ppo")
+    # The label is chosen by --learning only: a --set of it would rename the config.
+    with pytest.raises(ValueError, match=r"--set learning: names what the config was resolved "
+                                         r"from; choose it with --learning NAME"):
+        apply_overrides(paper, ["learning=policy-head"])
+    with pytest.raises(ValueError, match=r"--set scale: .* --scale NAME"):
+        apply_overrides(paper, ["scale=ale"])
+    main(["config", "--env", "minatar:breakout", "--learning", "policy-head", "--json"])
+    shown = json.loads(capsys.readouterr().out)
+    assert (shown["learning"], shown["policy_head"]) == ("policy-head", "separate")
+
+
+def test_a_config_saved_before_learnings_had_names_loads_as_the_papers():
+    saved = resolve_config("gdi-i3", "minatar:breakout", learning="policy-head").to_dict()
+    del saved["learning"]
+    loaded = Config.from_dict(saved)
+    # The label is the paper's, the only one there was; the fields stay as saved.
+    assert (loaded.learning, loaded.policy_head) == ("paper", "separate")

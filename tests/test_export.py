@@ -48,7 +48,7 @@ def test_a_bundle_loads_and_acts_as_the_run_does(run, tmp_path, capsys):
     returns = [e["return"] for e in evaluation["episodes"]]
     assert card.startswith("---\nlibrary_name: gdi\n")
     assert f"value: {np.mean(returns):.2f} +/- {np.std(returns):.2f}" in card
-    assert "gdi train --preset gdi-i3 --env gym:CartPole-v1 --scale gym --seed 3 --frames 800" \
+    assert "gdi train --preset gdi-i3 --env gym:CartPole-v1 --scale gym --learning paper --seed 3 --frames 800" \
         in card and "![one episode of the agent](replay.gif)" in card
     main(["enjoy", str(out), "--max-steps", "5"])  # the bundle plays as a run folder
 
@@ -67,9 +67,14 @@ def test_the_training_command_sets_what_differs_from_the_preset():
                               "backend=inline"])
     command = training_command(config)
     assert command.startswith("gdi train --preset gdi-i3 --env minatar:breakout --scale minatar "
-                              "--seed 2 --frames 1000000 --set ")
+                              "--learning paper --seed 2 --frames 1000000 --set ")
     assert "learning_rate=0.001" in command and "backend" not in command
     assert "'meta_kwargs={" in command and '"accuracies":[0.5,0.5,0.05]' in command
+    # A named learning is named, not spelled out field by field.
+    head = resolve_config("gdi-i3", "minatar:breakout", learning="policy-head", seed=2)
+    assert training_command(head) == ("gdi train --preset gdi-i3 --env minatar:breakout "
+                                      "--scale minatar --learning policy-head --seed 2 "
+                                      "--frames 1000000")
 
 
 def test_a_newest_checkpoint_without_its_evaluation_is_refused_until_evaluated(

@@ -276,3 +276,16 @@ def test_a_grid_names_es_search_for_every_new_run_and_a_resume_keeps_its_own(tmp
         assert command[command.index("--search") + 1] == "log1p-1000"
         assert "--resume" not in command
     assert "--search" not in minatar.train_command(runs[0], "resume", search="log1p-1000")
+
+
+def test_a_grid_names_ts_learning_for_every_new_run(tmp_path):
+    runs = minatar.grid_runs(["breakout"], ["gdi-i3", "gdi-i3-uniform"], [0], BUDGET, tmp_path)
+    for run in runs:
+        command = minatar.train_command(run, "todo", learning="policy-head")
+        assert command[command.index("--learning") + 1] == "policy-head"
+    assert "--learning" not in minatar.train_command(runs[0], "todo")
+    assert "--learning" not in minatar.train_command(runs[0], "resume", learning="policy-head")
+    args = minatar.parse_args(["--games", "breakout", "--presets", "gdi-i3", "--seeds", "0",
+                               "--root", str(tmp_path), "--learning", "ppo"])
+    with pytest.raises(ValueError, match="learning: unknown value 'ppo'"):
+        minatar.plan(args)

@@ -11,9 +11,9 @@ index names and fixed selections are read from the policy spaces (``gdi.policy_s
   on a laptop CPU. Everything that defines the algorithm stays as in the paper, except where E
   searches 1/τ on ``gym:`` specs (``GYM_INV_TEMPERATURE_SEARCH``).
 
-The rows live in ``gdi.presets.algorithms``, the scales in ``gdi.presets.scales``; this package
-re-exports both, and ``resolve_config(preset, env, ...)`` joins a row and a scale into a full
-``Config``.
+The rows live in ``gdi.presets.algorithms``, the scales in ``gdi.presets.scales``, the named
+readings of T in ``gdi.presets.learnings``; this package re-exports them, and
+``resolve_config(preset, env, ...)`` joins a row, a scale and a learning into a full ``Config``.
 """
 
 from __future__ import annotations
@@ -33,6 +33,13 @@ from gdi.presets.algorithms import (
     get_preset,
     index_set_note,
     preset_table,
+)
+from gdi.presets.learnings import (
+    DEFAULT_LEARNINGS,
+    LEARNING_NOTES,
+    LEARNINGS,
+    learning_for,
+    learning_table,
 )
 from gdi.presets.scales import (
     DEFAULT_FRAMES,
@@ -55,10 +62,13 @@ __all__ = [
     "AGENT57_EPSILONS",
     "AGENT57_INV_TEMPERATURES",
     "DEFAULT_FRAMES",
+    "DEFAULT_LEARNINGS",
     "GYM_INV_TEMPERATURE_SEARCH",
     "INV_TEMPERATURE_SEARCHES",
     "KINDS",
     "LASER_FAMILIES",
+    "LEARNINGS",
+    "LEARNING_NOTES",
     "PRESETS",
     "SCALES",
     "SCALE_KINDS",
@@ -69,6 +79,8 @@ __all__ = [
     "get_preset",
     "index_set_note",
     "inv_temperature_search",
+    "learning_for",
+    "learning_table",
     "preset_table",
     "resolve_config",
     "scale_differences",
@@ -78,13 +90,15 @@ __all__ = [
 
 
 def resolve_config(preset: str, env: str, scale: str | None = None, search: str | None = None,
-                   **fields: Any) -> Config:
+                   learning: str | None = None, **fields: Any) -> Config:
     """The full config of ``preset`` on ``env``: Config defaults ← the scale (``scale``, or the
-    env kind's default) ← the preset's algorithm fields ← ``fields`` (explicit choices win).
-    ``search`` names how E searches each inverse temperature (``SEARCHES``), in place of the
-    scale's; only an E over a box has one to change."""
+    env kind's default) ← the preset's algorithm fields ← the learning's (``learning``, or the
+    scale's default: ``LEARNINGS``) ← ``fields`` (explicit choices win). ``search`` names how
+    E searches each inverse temperature (``SEARCHES``), in place of the scale's; only an E over
+    a box has one to change."""
     chosen = get_preset(preset)
     scale = scale_for(env, scale)
+    learning = learning_for(scale, learning)
     env = canonical_spec(env)  # ale:breakout → ale:Breakout (raises for unknown games)
     values: dict[str, Any] = {"frames": DEFAULT_FRAMES[scale], "scale": scale}
     values.update(SCALES[scale])
@@ -110,6 +124,7 @@ def resolve_config(preset: str, env: str, scale: str | None = None, search: str 
         space = get_policy_space(values["policy_space"])
         values["meta_kwargs"] = inv_temperature_search(values["meta_kwargs"], space,
                                                        chosen_search)
+    values.update(LEARNINGS[learning])
     values.update({k: v for k, v in fields.items() if v is not None})
     values["meta_kwargs"] = dict(values["meta_kwargs"])
-    return Config(preset=preset, env=env, **values)
+    return Config(preset=preset, env=env, learning=learning, **values)

@@ -244,6 +244,10 @@ def test_resume_with_a_conflicting_config_is_refused(tmp_path, capsys):
     with pytest.raises(SystemExit):  # a run keeps the scale it was resolved at
         main(["train", "--resume", str(result.run_dir), "--scale", "minatar"])
     assert "conflicting options: {'scale': ('gym', 'minatar')}" in capsys.readouterr().err
+    with pytest.raises(SystemExit):  # and the learning
+        main(["train", "--resume", str(result.run_dir), "--learning", "policy-head"])
+    assert "conflicting options: {'learning': ('paper', 'policy-head')}" in \
+        capsys.readouterr().err
 
 
 @pytest.mark.parametrize("flag, typed, saved", [
@@ -292,8 +296,8 @@ def test_a_resume_onto_another_backend_takes_the_fields_it_needs_in_the_same_ste
     write_config(run, tiny_config(actor_device="auto", backend="local"), {})
     started = []
     monkeypatch.setattr(wiring, "train", lambda config, *a, **k: started.append(config))
-    cli._train(None, None, None, None, 5000, None, "ray", ("actor_device=cpu",),  # none typed
-               None, run, SimpleNamespace(requested=False))
+    cli._train(None, None, None, None, None, 5000, None, "ray",  # none typed
+               ("actor_device=cpu",), None, run, SimpleNamespace(requested=False))
     assert [(c.backend, c.actor_device, c.frames) for c in started] == [("ray", "cpu", 5000)]
 
 

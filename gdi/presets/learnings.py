@@ -1,0 +1,81 @@
+"""Named readings of T, the operator that improves θ (``gdi train --learning NAME``): the
+paper's, and the settings that learned Breakout sooner per frame (docs/learning-per-frame.md).
+
+A preset row names the algorithm (Λ, π_λ, P_Λ, E, the families of T); a scale names where it
+runs; a learning names how T steps the network. The paper's T reads π_λ's logits off A, the
+same head that Retrace's Q loss regresses onto the Q-advantages, and on Breakout at the
+``ale-cpu`` scale that pairing plays at random for its first ~2M frames. ``policy-head`` gives
+π_λ a head L of its own beside A and V (ACER keeps one beside its Q head), trained by the
+policy gradient with PPO's clip and an entropy term, with Sample Factory's Atari APPO's γ,
+learning rate and no auxiliary losses: the Q loss keeps A (Q = Ā + V, Retrace), E keeps its λ.
+None of it is in the paper; each choice and its evidence is in docs/paper-choices.md.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gdi.presets.scales import SCALE_KINDS
+
+#: The paper's T: every field as the scale and the preset resolve it (π_λ = softmax(A/τ), no
+#: entropy term, no clip; γ, learning rate and auxiliary tasks as the table or the scale).
+PAPER = "paper"
+
+#: Each learning's Config fields, applied over the scale's and the preset's.
+LEARNINGS: dict[str, dict[str, Any]] = {
+    PAPER: {},
+    "policy-head": {
+        # π_λ = softmax(L/τ) (E's soft-entropy mixture of L₁, L₂), L a third head; A stays the
+        # Q-advantage of Retrace's loss, Ā = A − E_π[A] under that π_λ.
+        "policy_head": "separate",
+        # PPO's clipped surrogate of the V-trace advantage (Sample Factory's APPO: ε = 0.1).
+        "pg_clip": 0.1,
+        # APPO's entropy coefficient 0.01, relative to the paper's policy-gradient scale β = 10.
+        "entropy_scale": 0.1,
+        # APPO's horizon and learning rate on Atari.
+        "discount": 0.99,
+        "learning_rate": 2.5e-4,
+        # No auxiliary dynamics losses (APPO has none).
+        "aux_tasks": False,
+    },
+}
+
+#: What each learning is, for ``gdi presets`` and ``gdi config``.
+LEARNING_NOTES: dict[str, str] = {
+    PAPER: "the paper's T: π_λ = softmax(A/τ) reads the Q-advantage head A; no entropy term, "
+           "no clip; γ, learning rate and auxiliary tasks as the scale has them",
+    "policy-head": "π_λ reads a policy head L of its own beside A and V (Retrace's Q loss keeps "
+                   "A); PPO's clip 0.1, an entropy term 0.1 (APPO's 0.01 beside β = 10), "
+                   "γ = 0.99, learning rate 2.5e-4, no auxiliary losses; not in the paper "
+                   "(docs/learning-per-frame.md)",
+}
+
+#: The learning each scale takes when none is named. The paper's everywhere the evidence has
+#: not said otherwise.
+DEFAULT_LEARNINGS: dict[str, str] = {}
+
+
+def learning_for(scale: str, learning: str | None = None) -> str:
+    """The learning a run on ``scale`` takes: ``learning`` when given (checked), else the
+    scale's default (``DEFAULT_LEARNINGS``, the paper's where it names none)."""
+    if learning is None:
+        return DEFAULT_LEARNINGS.get(scale, PAPER)
+    if learning not in LEARNINGS:
+        raise ValueError(f"learning: unknown value {learning!r}; allowed: "
+                         f"{', '.join(LEARNINGS)}")
+    return learning
+
+
+def learning_table() -> list[dict[str, str]]:
+    """One row per learning for ``gdi presets``: its name, the scales that take it by default,
+    the fields it sets and what it is."""
+    return [
+        {
+            "learning": name,
+            "default on scales": ", ".join(scale for scale in SCALE_KINDS
+                                           if learning_for(scale) == name) or "—",
+            "sets": ", ".join(f"{k}={v!r}" for k, v in fields.items()) or "— (the scale's)",
+            "what it is": LEARNING_NOTES[name],
+        }
+        for name, fields in LEARNINGS.items()
+    ]
