@@ -27,6 +27,7 @@ from gdi.evaluation.curves import group_curve, training_return
 from gdi.evaluation.games import is_atari57, spec_to_game
 from gdi.evaluation.paper_scores import DEFAULT_COMPARE, algorithm
 from gdi.evaluation.report_io import ReportFiles
+from gdi.presets.learnings import LEARNINGS
 from gdi.run_files import list_checkpoints
 from gdi.scores import CONFIG_FILE, EVAL_DIR, RunEvals, load_run
 
@@ -130,6 +131,13 @@ def group_labels(runs: Sequence[RunEvals]) -> dict[Path, str]:
         varying = [k for k in keys
                    if len({json.dumps(r.config[k], sort_keys=True)
                            for r in members if k in r.config}) > 1]
+        if "learning" in varying:
+            # A named reading of T stands for the fields it sets: "learning=policy-head", not
+            # six settings, wherever runs of one learning agree on them.
+            explained = {k for fields in LEARNINGS.values() for k in fields}
+            varying = [k for k in varying if k not in explained or len({
+                (r.config.get("learning"), json.dumps(r.config.get(k), sort_keys=True))
+                for r in members}) > len({r.config.get("learning") for r in members})]
         if "frames" in varying:  # the budget first, as the label has always begun
             varying.remove("frames")
             varying.insert(0, "frames")

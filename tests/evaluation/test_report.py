@@ -384,3 +384,37 @@ def test_training_return_is_drawn_beside_the_evaluations_and_one_point_is_marked
     rows = list(csv.DictReader((report.out_dir / "training_returns.csv").open()))
     assert [(r["frames"], r["training_return"]) for r in rows] == [("5000", "1.0"),
                                                                   ("10000", "2.5")]
+
+
+def test_runs_of_two_learnings_are_named_by_the_learning_not_its_fields(tmp_path, capsys):
+    # `--learning policy-head` sets six fields; a group is labelled by the name wherever runs of
+    # one learning agree on them, and a field that also varies within a learning stays named.
+    from gdi.presets import LEARNINGS
+
+    head = LEARNINGS["policy-head"]
+    paper = {"policy_head": "advantage", "pg_clip": 0.0, "entropy_scale": 0.0,
+             "discount": 0.99, "learning_rate": 5e-4, "aux_tasks": True}
+
+    def run(name, seed, final, learning, fields, **more):
+        folder = make_run(tmp_path / name, "minatar:breakout", seed, final)
+        written = json.loads((folder / "config.json").read_text())
+        (folder / "config.json").write_text(json.dumps(
+            {**written, "frames": 1_000_000, "learning": learning, **fields, **more}))
+        return folder
+
+    runs = [run("a", 0, 10.0, "paper", paper), run("b", 1, 12.0, "paper", paper),
+            run("c", 0, 20.0, "policy-head", head), run("d", 1, 22.0, "policy-head", head)]
+    cli.main(["report", *map(str, runs), "--reps", "10", "--out", str(tmp_path / "a-report")])
+    capsys.readouterr()
+    summary = list(csv.DictReader((tmp_path / "a-report" / "final_returns_summary.csv").open()))
+    assert sorted((r["group"], r["n_seeds"]) for r in summary) == [
+        ("gdi-i3 (learning=paper)", "2"), ("gdi-i3 (learning=policy-head)", "2")]
+    # A head run with its own entropy term: the field is named beside the learning.
+    runs.append(run("e", 2, 25.0, "policy-head", {**head, "entropy_scale": 0.0}))
+    cli.main(["report", *map(str, runs), "--reps", "10", "--out", str(tmp_path / "b-report")])
+    capsys.readouterr()
+    summary = list(csv.DictReader((tmp_path / "b-report" / "final_returns_summary.csv").open()))
+    assert sorted(r["group"] for r in summary) == [
+        "gdi-i3 (entropy_scale=0.0, learning=paper)",
+        "gdi-i3 (entropy_scale=0.0, learning=policy-head)",
+        "gdi-i3 (entropy_scale=0.1, learning=policy-head)"]
