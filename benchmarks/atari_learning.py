@@ -110,7 +110,9 @@ def hns_of(mean_return: float, game: str) -> float:
     return float(hns([mean_return], [random_score], [human])[0])
 
 
-def read_gdi(run: Path) -> Curve:
+def read_gdi(run: Path, ale_only: bool = True) -> Curve:
+    """A gdi run's curves. ``ale_only``: refuse a run off the ALE (this report's human-normalized
+    scores need an Atari game); without it another environment's spec names its game."""
     config, _ = read_config(run)
     rows = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()
             if line.strip()]
@@ -124,7 +126,8 @@ def read_gdi(run: Path) -> Curve:
     eval_frames = np.array([e["frames"] for e in evals], dtype=np.float64)
     return Curve(
         label=f"gdi {run.name} ({config.preset}, {config.scale}, seed {config.seed})",
-        group=group_of(run.name), game=game_of(config.env),
+        group=group_of(run.name),
+        game=game_of(config.env) if ale_only or config.env.startswith("ale:") else config.env,
         episode_minutes=np.interp(episode_frames, frames, seconds) / 60,
         episode_frames=episode_frames,
         episode_returns=np.array([r["return"] for r in meta], dtype=np.float64),

@@ -1,5 +1,6 @@
-"""A lever screen on one Atari game: runs that each change one setting, beside the control that
-differs from them only there, over the same first frames. One Markdown table and one figure.
+"""A lever screen on one game (an Atari game, or any other environment's runs): runs that each
+change one setting, beside the control that differs from them only there, over the same first
+frames. One Markdown table and one figure.
 
     python -m benchmarks.lever_screen --frames 3e6 \\
         --run "paper (control)=benchmarks/results/ale-cpu/breakout-0" \\
@@ -168,7 +169,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, required=True, help="PNG to write (and .md beside)")
     args = parser.parse_args(argv)
     try:
-        runs = [Screened(label, cut(read_gdi(folder), args.frames))
+        runs = [Screened(label, cut(read_gdi(folder, ale_only=False), args.frames))
                 for label, folder in map(parse_run, args.run)]
         games = sorted({run.curve.game for run in runs})
         if len(games) > 1:

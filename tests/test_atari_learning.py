@@ -63,7 +63,7 @@ def test_a_folder_that_is_not_an_appo_experiment_is_one_line(tmp_path, capsys, n
 
 
 def write_gdi_run(run, seed, eval_returns=(8.0, 10.0), episode_returns=(1.0, 3.0),
-                  episode_frames=(30_000, 120_000)):
+                  episode_frames=(30_000, 120_000), env="ale:Breakout"):
     """A gdi run: 1,000 frames/s for 60 s, then an evaluation's 60 s at 500 frames/s, then
     1,000 again to 150,000 frames; training episodes ending at ``episode_frames``."""
     from gdi.presets import resolve_config
@@ -71,7 +71,8 @@ def write_gdi_run(run, seed, eval_returns=(8.0, 10.0), episode_returns=(1.0, 3.0
     from gdi.scores import periodic_eval_name, write_eval_file
 
     run.mkdir()
-    write_config(run, resolve_config("gdi-i3", "ale:Breakout", scale="ale-cpu", seed=seed), {})
+    scale = "ale-cpu" if env.startswith("ale:") else None
+    write_config(run, resolve_config("gdi-i3", env, scale=scale, seed=seed), {})
     rows = [{"frames": 60_000, "perf/fps": 1000.0}, {"frames": 60_000, "eval/mean_return": 9},
             {"frames": 90_000, "perf/fps": 500.0}, {"frames": 150_000, "perf/fps": 1000.0}]
     (run / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
@@ -80,7 +81,7 @@ def write_gdi_run(run, seed, eval_returns=(8.0, 10.0), episode_returns=(1.0, 3.0
                     "length": 100}) + "\n"
         for f, r in zip(episode_frames, episode_returns, strict=True)))
     write_eval_file(run, periodic_eval_name(60_000), checkpoint="x", frames=60_000,
-                    env="ale:Breakout", policy="π_λ", seed=0,
+                    env=env, policy="π_λ", seed=0,
                     episodes=[{"return": r, "frames": 10, "seed": i}
                               for i, r in enumerate(eval_returns)])
 

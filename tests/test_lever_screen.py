@@ -69,3 +69,23 @@ def test_a_policy_heads_spread_gets_a_column_when_a_run_logged_it(tmp_path):
 def test_a_run_without_a_label_is_one_line(tmp_path, capsys):
     assert lever_screen.main(["--run", str(tmp_path), "--out", str(tmp_path / "x.png")]) == 1
     assert "give LABEL=RUN_FOLDER" in capsys.readouterr().err
+
+
+def test_runs_off_the_ale_are_screened_and_games_are_never_mixed(tmp_path, capsys):
+    # MinAtar runs (the learning-per-frame page's check that MinAtar did not get worse): the
+    # screen needs no human-normalized score, so any environment's runs are read.
+    paper, head = tmp_path / "paper-0", tmp_path / "head-0"
+    write_gdi_run(paper, seed=0, env="minatar:breakout", episode_returns=(6.0, 20.0))
+    write_gdi_run(head, seed=0, env="minatar:breakout")
+    out = tmp_path / "screen.png"
+    assert lever_screen.main(["--run", f"paper={paper}", "--run", f"head={head}",
+                              "--frames", "9e4", "--levels", "5", "--window", "1",
+                              "--out", str(out)]) == 0
+    rows = [line.split(" | ") for line in out.with_suffix(".md").read_text().splitlines()
+            if line.startswith(("| paper", "| head"))]
+    assert [row[2] for row in rows] == ["0.03M", "—"]
+    breakout = tmp_path / "breakout-0"
+    write_gdi_run(breakout, seed=0)
+    assert lever_screen.main(["--run", f"paper={paper}", "--run", f"ale={breakout}",
+                              "--out", str(tmp_path / "mixed.png")]) == 1
+    assert "different games (Breakout, minatar:breakout)" in capsys.readouterr().err
