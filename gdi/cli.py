@@ -34,6 +34,7 @@ USER_ERRORS = (ValueError, FileNotFoundError, FileExistsError, KeyError)
 EXIT_FAILED = 1  # a failure named in one line (full disk, actors failing, a diverged learner)
 EXIT_USER_ERROR = 2  # bad input: nothing was trained
 EXIT_INTERRUPTED = 130  # Ctrl-C outside training (128 + SIGINT), as the shell reports it
+EXIT_BROKEN_PIPE = 141  # stdout's reader left (128 + SIGPIPE), as the shell reports it
 
 
 class NotACount(str):
@@ -656,6 +657,13 @@ def main(argv: list[str] | None = None) -> None:
             raise
         print("gdi: interrupted", file=sys.stderr)
         raise SystemExit(EXIT_INTERRUPTED) from None
+    except BrokenPipeError:
+        # The reader of stdout left (`gdi config --json | head`): what it read is what it asked
+        # for. Python's recommendation: point stdout at devnull so that the flush at exit does
+        # not raise again, and exit as a command killed by SIGPIPE would, without a trace.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        raise SystemExit(EXIT_BROKEN_PIPE) from None
     if isinstance(code, int) and code:
         raise SystemExit(code)
 

@@ -84,3 +84,19 @@ def test_the_help_says_how_to_get_the_version_and_shell_completion(capsys, tmp_p
         main(["--tyro-write-completion", "bash", str(tmp_path / "gdi.bash")])
     assert written.value.code in (0, None)
     assert "completion" in (tmp_path / "gdi.bash").read_text().lower()
+
+
+def test_a_reader_that_leaves_early_ends_the_command_without_a_trace(tmp_path):
+    # `gdi config --json | head -1`: head exits after one line and gdi writes into a closed
+    # pipe. Here the reader leaves before gdi writes anything (gdi is still importing), so the
+    # write always fails; gdi must end as a command killed by SIGPIPE would (141), quietly.
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen([sys.executable, "-m", "gdi.cli", "config", "--env",
+                             "minatar:breakout", "--json"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+    proc.stdout.close()
+    err = proc.stderr.read()
+    assert proc.wait(timeout=120) == 141
+    assert err == ""
