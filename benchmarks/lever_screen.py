@@ -18,11 +18,18 @@ the policy gradient's advantages ρ_s δ (a positive mean reinforces whatever wa
 a run that has a policy head beside A (``policy_head=separate``), the spread of its logits L too. A
 dash: the run did not log it (runs older than the statistic) or never reached the level. The
 figure: training return and entropy against frames, one line per run.
+
+``--appo LABEL=EXPERIMENT`` adds a Sample Factory APPO run (``benchmarks/appo_peer.py``'s
+experiment folder: its training episodes; it logs no learner statistics). Runs labelled
+``NAME, seed N`` form a group when two or more share NAME; a second table gives each group's
+mean frames to each level and mean minutes to the highest, with 95 % percentile-bootstrap
+intervals over its seeds (rliable, as ``gdi report``), and its mean last evaluation.
 """
 
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -34,9 +41,12 @@ from benchmarks.atari_learning import (
     Curve,
     diagnostic_series,
     first_reached,
+    read_appo,
     read_gdi,
     trailing_mean,
 )
+from gdi.evaluation.aggregates import aggregate_intervals
+from gdi.evaluation.markdown import fmt_interval
 
 #: (metrics key, column title, digits) of the learner statistics, per third of the cut.
 STATISTICS = (
@@ -108,7 +118,8 @@ def screen_table(runs: list[Screened], frames: float, levels: Sequence[float],
         reached = [first_reached(c, level, window) for level in levels]
         last_eval = (f"{np.mean(c.eval_returns[-1]):.1f} ({c.eval_frames[-1] / 1e6:.1f}M)"
                      if c.eval_returns else "—")
-        ran = max([row["frames"] for row in c.learner_rows] or [0])
+        ran = max([row["frames"] for row in c.learner_rows]
+                  or [float(c.episode_frames.max(initial=0))])
         cells = [run.label, f"{ran / 1e6:.2f}M",
                  *("—" if r is None else f"{r[1] / 1e6:.2f}M" for r in reached), last_eval]
         for key, _, digits in statistics:
@@ -118,6 +129,61 @@ def screen_table(runs: list[Screened], frames: float, levels: Sequence[float],
     lines.append("")
     lines.append(f"Training return: mean of the last {window} training episodes (π_λ as it "
                  f"acts). Frames are emulator frames; every run cut at {frames / 1e6:g}M.")
+    return "\n".join(lines) + "\n"
+
+
+def seed_group(label: str) -> str | None:
+    """NAME of a label ``NAME, seed N``; None for any other label."""
+    match = re.fullmatch(r"(.+), seed \d+", label)
+    return None if match is None else match[1]
+
+
+def _mean_interval(values: Sequence[float], scale: float = 1.0, digits: int = 2) -> str:
+    """The mean of ``values`` / ``scale`` with its 95 % bootstrap interval over them."""
+    name = "values"
+    (interval,) = aggregate_intervals({name: np.array(values, dtype=np.float64)[:, None] / scale},
+                                      ("mean",))[name].values()
+    return fmt_interval(*interval, decimals=digits)
+
+
+def group_table(runs: list[Screened], levels: Sequence[float], window: int) -> str:
+    """Per group of two or more seeds (labels ``NAME, seed N``): the mean frames to each level
+    and minutes to the highest, each over the seeds that reached it when all did ("k of n"
+    otherwise), and the mean last evaluation, each with its 95 % interval over seeds; "" when no
+    label makes a group."""
+    groups: dict[str, list[Screened]] = {}
+    for run in runs:
+        name = seed_group(run.label)
+        if name is not None:
+            groups.setdefault(name, []).append(run)
+    groups = {name: members for name, members in groups.items() if len(members) > 1}
+    if not groups:
+        return ""
+    top = max(levels)
+    head = ["group", "seeds", *(f"frames to {level:g} (M)" for level in levels),
+            f"minutes to {top:g}", "last eval"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+
+    def reached(members: list[Screened], level: float, minutes: bool) -> str:
+        hits = [first_reached(m.curve, level, window) for m in members]
+        hits = [hit for hit in hits if hit is not None]
+        if len(hits) < len(members):
+            return f"{len(hits)} of {len(members)} reached"
+        if minutes:
+            return _mean_interval([at_minutes for at_minutes, _ in hits], digits=1)
+        return _mean_interval([at_frames for _, at_frames in hits], scale=1e6)
+
+    for name, members in groups.items():
+        cells = [name, str(len(members)),
+                 *(reached(members, level, minutes=False) for level in levels),
+                 reached(members, top, minutes=True)]
+        finals = [float(np.mean(m.curve.eval_returns[-1])) for m in members
+                  if m.curve.eval_returns]
+        cells.append(_mean_interval(finals, digits=1) if len(finals) == len(members) else "—")
+        lines.append("| " + " | ".join(cells) + " |")
+    lines.append("")
+    lines.append("Means over each group's seeds with 95 % percentile-bootstrap intervals over "
+                 "them; minutes: the run's training clock (evaluations included).")
     return "\n".join(lines) + "\n"
 
 
@@ -166,11 +232,16 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="training returns whose first frames the table reports")
     parser.add_argument("--window", type=int, default=100,
                         help="training episodes per point of the training return")
+    parser.add_argument("--appo", action="append", default=[],
+                        help="LABEL=EXPERIMENT, a Sample Factory APPO run of "
+                             "benchmarks/appo_peer.py (repeat for each)")
     parser.add_argument("--out", type=Path, required=True, help="PNG to write (and .md beside)")
     args = parser.parse_args(argv)
     try:
         runs = [Screened(label, cut(read_gdi(folder, ale_only=False), args.frames))
                 for label, folder in map(parse_run, args.run)]
+        runs += [Screened(label, cut(read_appo(folder), args.frames))
+                 for label, folder in map(parse_run, args.appo)]
         games = sorted({run.curve.game for run in runs})
         if len(games) > 1:
             raise ValueError(f"the runs play different games ({', '.join(games)})")
@@ -179,6 +250,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     screen_figure(runs, args.window, args.out)
     text = screen_table(runs, args.frames, args.levels, args.window)
+    groups = group_table(runs, args.levels, args.window)
+    if groups:
+        text += "\n" + groups
     args.out.with_suffix(".md").write_text(text)
     print(text)
     return 0

@@ -89,3 +89,51 @@ def test_runs_off_the_ale_are_screened_and_games_are_never_mixed(tmp_path, capsy
     assert lever_screen.main(["--run", f"paper={paper}", "--run", f"ale={breakout}",
                               "--out", str(tmp_path / "mixed.png")]) == 1
     assert "different games (Breakout, minatar:breakout)" in capsys.readouterr().err
+
+
+def test_seeds_of_one_name_are_grouped_with_intervals_over_them_by_hand(tmp_path):
+    # Two seeds of the head and two of APPO; a level that one head seed misses is "1 of 2".
+    from tests.test_atari_learning import write_appo
+
+    head0, head1 = tmp_path / "head-0", tmp_path / "head-1"
+    write_gdi_run(head0, seed=0, episode_returns=(6.0, 20.0))  # 5 at 30k frames (0.5 min)
+    write_gdi_run(head1, seed=1, episode_returns=(2.0, 8.0))   # 5 at 120k frames (2.5 min)
+    appo0, appo1 = tmp_path / "appo_ale_breakout_seed0", tmp_path / "appo_ale_breakout_seed1"
+    write_appo(appo0, [(60.0, 40_000, 6.0)])   # 5 at 40k frames, 1 min
+    write_appo(appo1, [(120.0, 80_000, 7.0)])  # 5 at 80k frames, 2 min
+    out = tmp_path / "screen.png"
+    assert lever_screen.main(["--run", f"head, seed 0={head0}", "--run", f"head, seed 1={head1}",
+                              "--appo", f"APPO, seed 0={appo0}", "--appo", f"APPO, seed 1={appo1}",
+                              "--frames", "1.5e5", "--levels", "5", "10", "--window", "1",
+                              "--out", str(out)]) == 0
+    text = out.with_suffix(".md").read_text()
+    rows = {line.split(" | ")[0].lstrip("| "): line.rstrip(" |").split(" | ")
+            for line in text.splitlines() if line.startswith(("| head |", "| APPO |"))}
+    assert text.count("| group | seeds | frames to 5 (M) | frames to 10 (M) | minutes to 10 |") == 1
+    # Two values resampled with replacement: the means are the two values and their midpoint,
+    # so the 95 % percentile interval is [smaller, larger].
+    assert rows["head"][1:] == ["2", "0.07 [0.03, 0.12]", "1 of 2 reached", "1 of 2 reached",
+                                "9.0 [9.0, 9.0]"]
+    assert rows["APPO"][1:] == ["2", "0.06 [0.04, 0.08]", "0 of 2 reached", "0 of 2 reached",
+                                "—"]
+    appo_row = next(line for line in text.splitlines() if line.startswith("| APPO, seed 1 |"))
+    assert appo_row.split(" | ")[1:3] == ["0.08M", "0.08M"]  # ran to its last episode
+    # Minutes to the highest level, where every seed reached it: the runs' own clocks.
+    assert lever_screen.main(["--run", f"head, seed 0={head0}", "--run", f"head, seed 1={head1}",
+                              "--appo", f"APPO, seed 0={appo0}", "--appo", f"APPO, seed 1={appo1}",
+                              "--frames", "1.5e5", "--levels", "5", "--window", "1",
+                              "--out", str(out)]) == 0
+    minutes = {line.split(" | ")[0].lstrip("| "): line.split(" | ")[3]
+               for line in out.with_suffix(".md").read_text().splitlines()
+               if line.startswith(("| head |", "| APPO |"))}
+    assert minutes == {"head": "1.5 [0.5, 2.5]", "APPO": "1.5 [1.0, 2.0]"}
+
+
+def test_a_screen_without_seed_groups_has_no_group_table(tmp_path):
+    control, lever = tmp_path / "control-0", tmp_path / "lever-0"
+    write_gdi_run(control, seed=0)
+    write_gdi_run(lever, seed=0)
+    out = tmp_path / "screen.png"
+    assert lever_screen.main(["--run", f"control, seed 0={control}", "--run", f"lever={lever}",
+                              "--frames", "9e4", "--out", str(out)]) == 0
+    assert "| group |" not in out.with_suffix(".md").read_text()
