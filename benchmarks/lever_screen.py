@@ -194,13 +194,17 @@ def screen_figure(runs: list[Screened], window: int, path: Path) -> None:
     import matplotlib.pyplot as plt
 
     fig, (ret, ent) = plt.subplots(2, 1, figsize=(9, 6.5), sharex=True)
-    for i, run in enumerate(runs):
+    # The seeds of a group (labels "NAME, seed N") share a colour and one legend entry.
+    keys = [seed_group(run.label) or run.label for run in runs]
+    colours = {key: f"C{i % 10}" for i, key in enumerate(dict.fromkeys(keys))}
+    for run, key in zip(runs, keys, strict=True):
         c = run.curve
+        legend = key if key not in ret.get_legend_handles_labels()[1] else None
         if c.episode_returns.size:
             ret.plot(c.episode_frames / 1e6, trailing_mean(c.episode_returns, window),
-                     color=f"C{i}", lw=1.4, label=run.label)
+                     color=colours[key], lw=1.4 if key == run.label else 1.0, label=legend)
         at, entropy = diagnostic_series(c.learner_rows, "losses/entropy")
-        ent.plot(at / 1e6, entropy, color=f"C{i}", lw=1.2)
+        ent.plot(at / 1e6, entropy, color=colours[key], lw=1.2 if key == run.label else 0.9)
     ret.set_ylabel(f"training return\n(last {window} episodes)")
     ent.set_ylabel("entropy of π_λ (nats)")
     ent.set_xlabel("frames (millions)")
@@ -209,7 +213,7 @@ def screen_figure(runs: list[Screened], window: int, path: Path) -> None:
     fig.legend(*ret.get_legend_handles_labels(), loc="lower center", ncol=2, fontsize=9,
                frameon=False)
     fig.suptitle(f"{runs[0].curve.game}: one lever at a time against its control")
-    fig.tight_layout(rect=(0, 0.05 + 0.03 * ((len(runs) + 1) // 2), 1, 1))
+    fig.tight_layout(rect=(0, 0.05 + 0.03 * ((len(colours) + 1) // 2), 1, 1))
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=120)
     plt.close(fig)
