@@ -293,12 +293,12 @@ def train_command(run: GridRun, status: Status, *, backend: str = "inline",
         settings.append(f"meta_kwargs.value={list(run.fixed_lambda)}".replace(" ", ""))
     settings += [f"meta_kwargs.{key}={json.dumps(value, separators=(',', ':'))}"
                  for key, value in run.cell.meta_settings]
-    searched = ["--search", search] if search is not None else []
+    named = ["--search", search] if search is not None else []
     if learning is not None:
-        searched += ["--learning", learning]
+        named += ["--learning", learning]
     return [*base, "--preset", run.base_preset, "--env", run.env, "--frames", str(run.frames),
             "--seed", str(run.seed), "--backend", backend, "--run-dir", str(run.run_dir),
-            *searched, "--no-report", "--set", *settings, *overrides]
+            *named, "--no-report", "--set", *settings, *overrides]
 
 
 def move_aside(run_dir: Path) -> Path:

@@ -315,22 +315,19 @@ def presets() -> None:
 
     from gdi.presets import index_set_note, learning_table, preset_table
 
-    rows = preset_table()
-    table = Table(title="gdi presets (paper Tab. \"Summary of Algorithms of Ablation Study\")",
-                  caption=index_set_note())
-    for column in rows[0]:
-        table.add_column(column, overflow="fold")
-    for row in rows:
-        table.add_row(*row.values())
+    def table_of(rows: list[dict[str, str]], **title_and_caption: str) -> Table:
+        table = Table(**title_and_caption)
+        for column in rows[0]:
+            table.add_column(column, overflow="fold")
+        for row in rows:
+            table.add_row(*row.values())
+        return table
+
     console = Console()
-    console.print(table)
-    learnings = Table(title="readings of T (gdi train --learning NAME)")
-    rows = learning_table()
-    for column in rows[0]:
-        learnings.add_column(column, overflow="fold")
-    for row in rows:
-        learnings.add_row(*row.values())
-    console.print(learnings)
+    console.print(table_of(
+        preset_table(), title="gdi presets (paper Tab. \"Summary of Algorithms of Ablation Study\")",
+        caption=index_set_note()))
+    console.print(table_of(learning_table(), title="readings of T (gdi train --learning NAME)"))
 
 
 def evaluate(
