@@ -258,8 +258,9 @@ def test_a_named_search_sets_es_inverse_temperature_box_on_any_scale(capsys):
 
 
 def test_a_named_learning_sets_its_fields_over_the_scale_and_the_preset(capsys):
-    # --learning policy-head: π_λ reads a head of its own, with APPO's clip, entropy term, γ,
-    # learning rate and no auxiliary losses, on any preset and scale; the rest as resolved.
+    # --learning policy-head: π_λ reads a head of its own, with APPO's clip, entropy term, γ
+    # and no auxiliary losses, on any preset and scale; the rest (the learning rate included)
+    # as resolved.
     from gdi.cli import main
 
     paper = resolve_config("gdi-i3", "ale:Breakout", scale="ale-cpu", learning="paper")
@@ -267,9 +268,9 @@ def test_a_named_learning_sets_its_fields_over_the_scale_and_the_preset(capsys):
     assert (paper.learning, head.learning) == ("paper", "policy-head")
     changed = {k for k, v in head.to_dict().items() if paper.to_dict()[k] != v}
     assert changed == {"learning", "policy_head", "pg_clip", "entropy_scale", "discount",
-                       "learning_rate", "aux_tasks"}
+                       "aux_tasks"}
     assert (head.policy_head, head.pg_clip, head.entropy_scale, head.discount,
-            head.learning_rate, head.aux_tasks) == ("separate", 0.1, 0.1, 0.99, 2.5e-4, False)
+            head.learning_rate, head.aux_tasks) == ("separate", 0.1, 0.1, 0.99, 5e-4, False)
     assert (paper.policy_head, paper.pg_clip, paper.entropy_scale, paper.discount,
             paper.learning_rate, paper.aux_tasks) == ("advantage", 0.0, 0.0, 0.997, 5e-4, True)
     # GDI-H³ takes it per family; an explicit field still wins over the learning's.

@@ -387,7 +387,7 @@ def test_training_return_is_drawn_beside_the_evaluations_and_one_point_is_marked
 
 
 def test_runs_of_two_learnings_are_named_by_the_learning_not_its_fields(tmp_path, capsys):
-    # `--learning policy-head` sets six fields; a group is labelled by the name wherever runs of
+    # `--learning policy-head` sets five fields; a group is labelled by the name wherever runs of
     # one learning agree on them, and a field that also varies within a learning stays named.
     from gdi.presets import LEARNINGS
 
