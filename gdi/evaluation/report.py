@@ -133,7 +133,7 @@ def group_labels(runs: Sequence[RunEvals]) -> dict[Path, str]:
                            for r in members if k in r.config}) > 1]
         if "learning" in varying:
             # A named reading of T stands for the fields it sets: "learning=policy-head", not
-            # its settings, wherever runs of one learning agree on them.
+            # the fields one by one, wherever runs of one learning agree on them.
             explained = {k for fields in LEARNINGS.values() for k in fields}
             varying = [k for k in varying if k not in explained or len({
                 (r.config.get("learning"), json.dumps(r.config.get(k), sort_keys=True))
