@@ -197,12 +197,14 @@ def screen_figure(runs: list[Screened], window: int, path: Path) -> None:
     # The seeds of a group (labels "NAME, seed N") share a colour and one legend entry.
     keys = [seed_group(run.label) or run.label for run in runs]
     colours = {key: f"C{i % 10}" for i, key in enumerate(dict.fromkeys(keys))}
+    labelled: set[str] = set()
     for run, key in zip(runs, keys, strict=True):
         c = run.curve
-        legend = key if key not in ret.get_legend_handles_labels()[1] else None
         if c.episode_returns.size:
             ret.plot(c.episode_frames / 1e6, trailing_mean(c.episode_returns, window),
-                     color=colours[key], lw=1.4 if key == run.label else 1.0, label=legend)
+                     color=colours[key], lw=1.4 if key == run.label else 1.0,
+                     label=None if key in labelled else key)
+            labelled.add(key)
         at, entropy = diagnostic_series(c.learner_rows, "losses/entropy")
         ent.plot(at / 1e6, entropy, color=colours[key], lw=1.2 if key == run.label else 0.9)
     ret.set_ylabel(f"training return\n(last {window} episodes)")
