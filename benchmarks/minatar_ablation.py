@@ -126,19 +126,56 @@ def _canonical(value: Any) -> Any:
     return json.loads(json.dumps(value))
 
 
+#: The arguments of E that a named search (``gdi train --search``) sets.
+SEARCH_KEYS = ("transforms", "ranges", "accuracies")
+
+
+def _resolved_for(config: dict, search: str | None):
+    from gdi.presets import resolve_config
+
+    return resolve_config(str(config["preset"]), config["env"], scale=config.get("scale"),
+                          search=search)
+
+
+def _box(config: dict) -> dict:
+    """The part of a config's E that a named search sets (empty for an E over no box)."""
+    meta = _canonical(config.get("meta_kwargs", {}))
+    return {key: meta[key] for key in SEARCH_KEYS if key in meta} if "ranges" in meta else {}
+
+
+def search_of(config: dict) -> str | None:
+    """The named search (``gdi train --search``) whose box a run's E holds, or None where it
+    holds its scale's own box (or searches none, or a box no name gives). ``config.json``
+    keeps the box, not the name, so the name is read back from the box; where a name gives the
+    scale's own box (``log1p-1000`` on ``gym:``) the two are one search."""
+    from gdi.presets import SEARCHES
+
+    box = _box(config)
+    if not box:
+        return None
+
+    def holds(search: str | None) -> bool:
+        return _box(_resolved_for(config, search).to_dict()) == box
+
+    if holds(None):
+        return None
+    return next((name for name in SEARCHES if holds(name)), None)
+
+
 def cell_of(config: dict) -> str:
     """The grid cell a run's config belongs to: its preset, with ``@λ`` when the run fixed λ at
     another value than its preset's and ``+key=value`` for each setting of its E that differs
-    from the preset's on that environment, or from E's own default where the preset sets none
-    (what the report groups seeds by)."""
+    from the preset's on that environment and scale under the run's search (``search_of``), or
+    from E's own default where the preset sets none (what the report groups seeds by). A grid
+    holds one search, so E and its uniform control under ``--search log1p-1000`` are the cells
+    ``gdi-i3`` and ``gdi-i3-uniform`` of that grid."""
     import inspect
 
     from gdi.meta import CONTROLLERS
-    from gdi.presets import resolve_config
 
     preset = str(config["preset"])
     meta = config.get("meta_kwargs", {})
-    resolved = resolve_config(preset, config["env"])
+    resolved = _resolved_for(config, search_of(config))
     signature = inspect.signature(CONTROLLERS[resolved.meta_controller])
     default = _canonical({**{name: p.default for name, p in signature.parameters.items()
                              if p.default is not inspect.Parameter.empty},
@@ -167,6 +204,8 @@ class GridRun:
     seed: int
     frames: int
     root: Path
+    search: str | None = None
+    """E's named search for the grid's runs (``--search``; None: the scale's)."""
 
     @property
     def env(self) -> str:
@@ -196,12 +235,13 @@ class GridRun:
 
 
 def grid_runs(games: Sequence[str], presets: Sequence[str], seeds: Sequence[int], frames: int,
-              root: Path) -> list[GridRun]:
+              root: Path, search: str | None = None) -> list[GridRun]:
     """Every (game, preset, seed), seed-major: a grid stopped half-way holds complete seeds
     (all games and presets of seed 0 first)."""
     if frames < 1:
         raise ValueError(f"--frames must be positive, got {frames}")
-    return [GridRun(g, p, s, frames, Path(root)) for s in seeds for g in games for p in presets]
+    return [GridRun(g, p, s, frames, Path(root), search)
+            for s in seeds for g in games for p in presets]
 
 
 def _checkpoint_frames(run_dir: Path) -> int | None:
@@ -223,8 +263,8 @@ def run_status(run: GridRun) -> Status:
     """``todo`` (no folder), ``done`` (an evaluation at the budget: a finished run, whose
     checkpoints an archive need not keep), ``resume`` (a checkpoint short of it) or
     ``restart`` (a folder without checkpoint or config). A folder holding another grid's run
-    (other preset, λ, env, seed or budget) raises ValueError rather than being mixed into this
-    grid."""
+    (other preset, λ, E setting, search, env, seed or budget) raises ValueError rather than
+    being mixed into this grid."""
     path = run.run_dir
     if not path.exists():
         return "todo"
@@ -235,6 +275,8 @@ def run_status(run: GridRun) -> Status:
     expected = {"preset": run.base_preset, "env": run.env, "seed": run.seed,
                 "frames": run.frames}
     differs = {k: (config.get(k), v) for k, v in expected.items() if config.get(k) != v}
+    if not differs and _box(config) != _box(_resolved_for(config, run.search).to_dict()):
+        differs["search"] = (search_of(config), run.search)
     if not differs and cell_of(config) != str(run.cell):
         differs["cell"] = (cell_of(config), str(run.cell))
     if differs:
@@ -275,12 +317,12 @@ def compress_meta_log(run_dir: Path) -> Path | None:
 
 def train_command(run: GridRun, status: Status, *, backend: str = "inline",
                   reservoir: int = 0, reservoir_presets: Sequence[str] = RESERVOIR_PRESETS,
-                  overrides: Sequence[str] = (), search: str | None = None,
+                  overrides: Sequence[str] = (),
                   learning: str | None = None) -> list[str]:
     """The ``gdi train`` command of a run in the given status (``resume`` continues the saved
-    config; the others start it). ``search``: E's inverse-temperature search by name
-    (``gdi train --search``), for every cell whose E searches a box; ``learning``: T's reading
-    by name (``gdi train --learning``), for every cell."""
+    config; the others start it), with the run's named search of E (``gdi train --search``;
+    ``GridRun.search``); ``learning``: T's reading by name (``gdi train --learning``), for
+    every cell."""
     base = [sys.executable, "-m", "gdi.cli", "train"]
     if status == "resume":
         return [*base, "--resume", str(run.run_dir), "--no-report"]
@@ -293,7 +335,7 @@ def train_command(run: GridRun, status: Status, *, backend: str = "inline",
         settings.append(f"meta_kwargs.value={list(run.fixed_lambda)}".replace(" ", ""))
     settings += [f"meta_kwargs.{key}={json.dumps(value, separators=(',', ':'))}"
                  for key, value in run.cell.meta_settings]
-    named = ["--search", search] if search is not None else []
+    named = ["--search", run.search] if run.search is not None else []
     if learning is not None:
         named += ["--learning", learning]
     return [*base, "--preset", run.base_preset, "--env", run.env, "--frames", str(run.frames),
@@ -442,11 +484,12 @@ def plan(args: argparse.Namespace) -> list[tuple[GridRun, Status, list[str] | No
         except ValueError as err:
             raise ValueError(f"cell {text!r}: {err}") from None
     rows = []
-    for run in grid_runs(args.games, args.presets, args.seeds, args.frames, args.root):
+    for run in grid_runs(args.games, args.presets, args.seeds, args.frames, args.root,
+                         args.search):
         status = run_status(run)
         command = None if status == "done" else train_command(
             run, status, backend=args.backend, reservoir=args.observation_reservoir,
-            reservoir_presets=args.reservoir_presets, overrides=args.set, search=args.search,
+            reservoir_presets=args.reservoir_presets, overrides=args.set,
             learning=args.learning,
         )
         rows.append((run, status, command))

@@ -270,12 +270,47 @@ def test_a_new_preset_named_like_the_papers_is_labelled_by_its_name(monkeypatch)
 def test_a_grid_names_es_search_for_every_new_run_and_a_resume_keeps_its_own(tmp_path):
     # The positive control of the E ablation (docs/ablation-e.md): E and its uniform control
     # over 1/τ ∈ [0, 1000] in log(1 + 1/τ), one --search for both cells.
-    runs = minatar.grid_runs(["breakout"], ["gdi-i3", "gdi-i3-uniform"], [0], BUDGET, tmp_path)
+    runs = minatar.grid_runs(["breakout"], ["gdi-i3", "gdi-i3-uniform"], [0], BUDGET, tmp_path,
+                             search="log1p-1000")
     for run in runs:
-        command = minatar.train_command(run, "todo", search="log1p-1000")
+        command = minatar.train_command(run, "todo")
         assert command[command.index("--search") + 1] == "log1p-1000"
         assert "--resume" not in command
-    assert "--search" not in minatar.train_command(runs[0], "resume", search="log1p-1000")
+    assert "--search" not in minatar.train_command(runs[0], "resume")
+
+
+def test_a_grid_under_a_named_search_resumes_and_skips_its_own_runs(tmp_path, capsys):
+    """The folders a ``--search`` grid writes are its own: re-run, the grid finds them done
+    (it once raised on its first finished run, the saved box not being the scale's), the report
+    groups them under their presets, and a grid of another search refuses the folder."""
+    root = tmp_path / "grid"
+    argv = ["--games", "gym:CartPole-v1", "--presets", "gdi-i3,gdi-i3-uniform", "--seeds", "0",
+            "--frames", "800", "--root", str(root), "--search", "log1p-50", "--set", *TINY]
+    assert minatar.main(argv) == 0
+    capsys.readouterr()
+    assert minatar.main(argv) == 0
+    assert "2 done" in capsys.readouterr().out
+    for preset in ("gdi-i3", "gdi-i3-uniform"):
+        config = json.loads((root / f"gym-CartPole-v1__{preset}__0" / "config.json").read_text())
+        assert minatar.search_of(config) == "log1p-50"
+        assert minatar.cell_of(config) == preset
+    # The scale's own box has no name; a named search that gives it is that box.
+    plain = resolve_config("gdi-i3", "gym:CartPole-v1").to_dict()
+    assert minatar.search_of(plain) is None and minatar.cell_of(plain) == "gdi-i3"
+    table = resolve_config("gdi-i3", "gym:CartPole-v1", search="table").to_dict()
+    assert minatar.search_of(table) == "table" and minatar.cell_of(table) == "gdi-i3"
+    # A grid of another search refuses the folders, naming both searches.
+    other = argv[:argv.index("--search")] + ["--search", "table", "--set", *TINY]
+    assert minatar.main(other) == 2
+    assert "'search': ('log1p-50', 'table')" in capsys.readouterr().err
+    plain_grid = argv[:argv.index("--search")] + ["--set", *TINY]
+    assert minatar.main(plain_grid) == 2
+    assert "'search': ('log1p-50', None)" in capsys.readouterr().err
+    doc, figures = tmp_path / "results.md", tmp_path / "figs"
+    assert minatar_report.main(["--root", str(root), "--doc", str(doc), "--figures",
+                                str(figures), "--reps", "100"]) == 0
+    text = doc.read_text()
+    assert "| CartPole-v1 | GDI-I³ | 1 |" in text and "ranges" not in text
 
 
 def test_a_grid_names_ts_learning_for_every_new_run(tmp_path):
