@@ -300,10 +300,10 @@ def test_a_grid_under_a_named_search_resumes_and_skips_its_own_runs(tmp_path, ca
     table = resolve_config("gdi-i3", "gym:CartPole-v1", search="table").to_dict()
     assert minatar.search_of(table) == "table" and minatar.cell_of(table) == "gdi-i3"
     # A grid of another search refuses the folders, naming both searches.
-    other = argv[:argv.index("--search")] + ["--search", "table", "--set", *TINY]
+    other = [*argv[:argv.index("--search")], "--search", "table", "--set", *TINY]
     assert minatar.main(other) == 2
     assert "'search': ('log1p-50', 'table')" in capsys.readouterr().err
-    plain_grid = argv[:argv.index("--search")] + ["--set", *TINY]
+    plain_grid = [*argv[:argv.index("--search")], "--set", *TINY]
     assert minatar.main(plain_grid) == 2
     assert "'search': ('log1p-50', None)" in capsys.readouterr().err
     doc, figures = tmp_path / "results.md", tmp_path / "figs"
