@@ -34,6 +34,7 @@ __all__ = [
     "observed_returns",
     "replayed_estimates",
     "sampled_kl_over_time",
+    "share_above_over_time",
     "uniform_kl_floor",
 ]
 
@@ -128,6 +129,21 @@ def sampled_kl_over_time(log: EpisodeLog, windows: int = 10,
                 table[w, i] = kl_to_uniform(_to_x(log.lambdas[inside, i], low, high, scaled[i]),
                                             bins)
         out[int(actor)] = table
+    return out
+
+
+def share_above_over_time(log: EpisodeLog, coordinate: int, threshold: float,
+                          windows: int = 10) -> np.ndarray:
+    """``[windows]``: the share of the episodes in each of ``windows`` equal slices of the frame
+    budget (every actor's) whose λ has coordinate ``coordinate`` above ``threshold`` (NaN where
+    a slice has no episode): how much of P_Λ's mass E leaves in a region, over the run."""
+    edges = np.linspace(0, log.budget, windows + 1)
+    above = log.lambdas[:, coordinate] > threshold
+    out = np.full(windows, np.nan)
+    for w in range(windows):
+        inside = (log.frames > edges[w]) & (log.frames <= edges[w + 1])
+        if inside.any():
+            out[w] = float(above[inside].mean())
     return out
 
 

@@ -14,6 +14,7 @@ from gdi.analysis.e_learning import (
     replay_updates,
     replayed_estimates,
     sampled_kl_over_time,
+    share_above_over_time,
     uniform_kl_floor,
 )
 from gdi.meta.bandit import BanditEnsemble
@@ -54,6 +55,19 @@ def test_observed_returns_per_block_after_a_frame():
     assert counts.tolist() == [1, 2, 0, 0, 0, 0, 0, 0, 0, 1]  # the episode at 100 is too early
     np.testing.assert_array_equal(means[[0, 1, 9]], [10, 30, 7])
     assert np.isnan(means[2:9]).all()
+
+
+def test_share_above_a_threshold_per_slice_of_the_budget_by_hand():
+    # Budget 1000 (synthetic_log's), four slices of 250 frames: 1/τ₁ of each episode below.
+    log = synthetic_log([[10, 0.5], [60, 0.5], [80, 0.5], [50, 0.5], [900, 0.5], [3, 0.5]],
+                        np.zeros(6), frames=[100, 200, 300, 400, 900, 1000],
+                        actors=[0, 1, 0, 1, 0, 1])
+    share = share_above_over_time(log, 0, 50.0, windows=4)
+    # (0, 250]: 10, 60 → 1/2; (250, 500]: 80, 50 (not above) → 1/2; (500, 750]: none;
+    # (750, 1000]: 900, 3 → 1/2.
+    np.testing.assert_array_equal(share[[0, 1, 3]], [0.5, 0.5, 0.5])
+    assert np.isnan(share[2])
+    assert share_above_over_time(log, 1, 0.4, windows=1).tolist() == [1.0]
 
 
 def test_sampled_kl_over_time_sees_a_distribution_that_narrows():
