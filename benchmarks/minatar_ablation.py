@@ -143,19 +143,28 @@ def _box(config: dict) -> dict:
     return {key: meta[key] for key in SEARCH_KEYS if key in meta} if "ranges" in meta else {}
 
 
+def _cell_box(config: dict, run: GridRun) -> dict:
+    """The box a run of this grid holds: its search's, with what its cell sets of E on top
+    (``gdi-i3+accuracies=[...]`` changes the box's blocks)."""
+    meta = {**_resolved_for(config, run.search).meta_kwargs, **dict(run.cell.meta_settings)}
+    return _box({"meta_kwargs": meta})
+
+
 def search_of(config: dict) -> str | None:
     """The named search (``gdi train --search``) whose box a run's E holds, or None where it
     holds its scale's own box (or searches none, or a box no name gives). ``config.json``
-    keeps the box, not the name, so the name is read back from the box; where a name gives the
-    scale's own box (``log1p-1000`` on ``gym:``) the two are one search."""
+    keeps the box, not the name, so the name is read back from the box's coordinates and range
+    (a cell may change its blocks, ``+accuracies``); where a name gives the scale's own box
+    (``log1p-1000`` on ``gym:``) the two are one search."""
     from gdi.presets import SEARCHES
 
     box = _box(config)
     if not box:
         return None
 
-    def holds(search: str | None) -> bool:
-        return _box(_resolved_for(config, search).to_dict()) == box
+    def holds(search: str | None) -> bool:  # a cell may change the blocks, not the box
+        given = _box(_resolved_for(config, search).to_dict())
+        return all(given.get(key) == box.get(key) for key in ("transforms", "ranges"))
 
     if holds(None):
         return None
@@ -275,7 +284,7 @@ def run_status(run: GridRun) -> Status:
     expected = {"preset": run.base_preset, "env": run.env, "seed": run.seed,
                 "frames": run.frames}
     differs = {k: (config.get(k), v) for k, v in expected.items() if config.get(k) != v}
-    if not differs and _box(config) != _box(_resolved_for(config, run.search).to_dict()):
+    if not differs and _box(config) != _cell_box(config, run):
         differs["search"] = (search_of(config), run.search)
     if not differs and cell_of(config) != str(run.cell):
         differs["cell"] = (cell_of(config), str(run.cell))

@@ -313,6 +313,32 @@ def test_a_grid_under_a_named_search_resumes_and_skips_its_own_runs(tmp_path, ca
     assert "| CartPole-v1 | GDI-I³ | 1 |" in text and "ranges" not in text
 
 
+def test_a_cell_that_changes_the_box_is_its_own_run_under_any_search(tmp_path):
+    """A cell may set E's blocks (``+accuracies``): its folder is its own run, with or without
+    a named search, and a grid of the plain preset refuses it."""
+    blocks = [0.5, 0.5, 0.1]
+    for search in (None, "log1p-1000"):
+        root = tmp_path / str(search)
+        cell = "gdi-i3+accuracies=[0.5,0.5,0.1]"
+        run = minatar.grid_runs(["breakout"], [cell], [0], BUDGET, root, search=search)[0]
+        base = resolve_config("gdi-i3", "minatar:breakout", search=search)
+        config = resolve_config("gdi-i3", "minatar:breakout", search=search, frames=BUDGET,
+                                seed=0, meta_kwargs={**base.meta_kwargs,
+                                                     "accuracies": blocks}).to_dict()
+        made = fake_run(tmp_path / "made" / str(search), "breakout", "gdi-i3", 0,
+                        [1, 2, 3, 4, 5])
+        run.run_dir.parent.mkdir(parents=True)
+        made.rename(run.run_dir)
+        (run.run_dir / "config.json").write_text(json.dumps(config))
+        assert minatar.search_of(config) == search
+        assert minatar.cell_of(config) == "gdi-i3+accuracies=[0.5,0.5,0.1]"
+        assert minatar.run_status(run) == "done"
+        plain = minatar.GridRun("breakout", "gdi-i3", 0, BUDGET, root, search)
+        shutil.copytree(run.run_dir, plain.run_dir)
+        with pytest.raises(ValueError, match="different run"):
+            minatar.run_status(plain)
+
+
 def test_a_grid_names_ts_learning_for_every_new_run(tmp_path):
     runs = minatar.grid_runs(["breakout"], ["gdi-i3", "gdi-i3-uniform"], [0], BUDGET, tmp_path)
     for run in runs:
