@@ -65,9 +65,12 @@ def pooled_sd(groups: Sequence[Sequence[float]]) -> float:
     return math.sqrt(squares / dof)
 
 
-def detectable(sigma: float, seeds: int) -> float:
-    """The smallest difference of means the test detects with ``POWER`` at ``ALPHA``."""
-    return TTestIndPower().solve_power(nobs1=seeds, alpha=ALPHA, power=POWER) * sigma
+def detectable(sigma: float, seeds: int, other: int | None = None) -> float:
+    """The smallest difference of means the test detects with ``POWER`` at ``ALPHA``, with
+    ``seeds`` runs in one cell and ``other`` (default: as many) in the other."""
+    ratio = 1.0 if other is None else other / seeds
+    return TTestIndPower().solve_power(nobs1=seeds, ratio=ratio, alpha=ALPHA,
+                                       power=POWER) * sigma
 
 
 def seeds_for(sigma: float, effect: float) -> int:

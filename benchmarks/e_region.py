@@ -34,6 +34,8 @@ WINDOWS = 10
 def uniform_share_above(threshold: float, low: float, high: float, transform: str) -> float:
     """The share of λ drawn uniformly in E's coordinate x (``identity``: λ; ``log1p``:
     log(1 + λ)) over [low, high] that lies above ``threshold``."""
+    if not high > low:
+        raise ValueError(f"range [{low:g}, {high:g}] is empty; E samples no region of it")
     if transform == "log1p":
         low, high, threshold = math.log1p(low), math.log1p(high), math.log1p(threshold)
     elif transform != "identity":
@@ -58,13 +60,14 @@ def shares(root: Path, threshold: float, cells: Sequence[str] = CELLS):
                 meta = run.config["meta_kwargs"]
                 transforms = meta.get("transforms", ["identity"] * len(log.index_names))
                 for i, name in enumerate(log.index_names):
-                    if not name.startswith("inv_tau"):
-                        continue
+                    low, high = log.ranges[i]
+                    if not name.startswith("inv_tau") or not high > low:
+                        continue  # ε, or a coordinate E does not search
                     table.setdefault((game, cell, name), []).append(
                         share_above_over_time(log, i, threshold, WINDOWS))
-                    low, high = log.ranges[i]
-                    expected.setdefault((game, name), uniform_share_above(
-                        threshold, low, high, transforms[i]))
+                    if cell == cells[0]:  # the dotted line: the bandit cell's box
+                        expected.setdefault((game, name), uniform_share_above(
+                            threshold, low, high, transforms[i]))
     return {k: np.array(v) for k, v in table.items()}, expected
 
 

@@ -15,8 +15,11 @@ with a 95 % percentile bootstrap interval that resamples both cells' seeds
 (``scipy.stats.ttest_ind``; the test the power was computed for), and the minimum detectable
 effect (MDE) at 80 % power for the seeds run, from these runs' own pooled spread. The
 aggregate row does the same on each seed's mean over the games (the seeds a cell has on every
-game). "E > uniform" is said where the interval lies above 0, "uniform > E" where it lies
-below; elsewhere the difference is smaller than the test can tell apart.
+game; the notes name any left out). "E > uniform" is said where the t-test's p is below 0.05
+and the interval lies above 0, "uniform > E" where p < 0.05 and it lies below: both, because
+a percentile bootstrap over a few seeds is narrower than the t-interval (at 8 seeds per cell
+its error rate is about 0.09, not 0.05), and the MDE is the t-test's. A game where a cell has
+fewer than two finished runs is left out of the table, with a note.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ from pathlib import Path
 import numpy as np
 from scipy.stats import bootstrap, ttest_ind
 
-from benchmarks.e_power import auc, detectable, pooled_sd
+from benchmarks.e_power import ALPHA, auc, detectable, pooled_sd
 from benchmarks.minatar_report import (
     Grid,
     Scale,
@@ -88,14 +91,13 @@ class Comparison:
     sigma: float
     """Spread over seeds pooled over the two cells."""
     mde: float
-    """The smallest difference the t-test detects with 80 % power at these seeds (the
-    smaller cell's count)."""
+    """The smallest difference the t-test detects with 80 % power at these seeds."""
 
     @property
     def verdict(self) -> str:
-        if self.difference.low > 0:
+        if self.p < ALPHA and self.difference.low > 0:
             return "E > uniform"
-        if self.difference.high < 0:
+        if self.p < ALPHA and self.difference.high < 0:
             return "uniform > E"
         return "no difference resolved"
 
@@ -121,23 +123,35 @@ def compare(first: Sequence[float], second: Sequence[float], game: str, metric: 
         p = 0.0 if point != 0 else 1.0
     return Comparison(game, metric, (len(a), len(b)), float(a.mean()), float(b.mean()),
                       Interval(point, float(interval.low), float(interval.high)), p, sigma,
-                      detectable(sigma, min(len(a), len(b))) if sigma > 0 else 0.0)
+                      detectable(sigma, len(a), len(b)) if sigma > 0 else 0.0)
 
 
 def comparisons(grid: Grid, scale: Scale, cells: Sequence[str] = CELLS, reps: int = REPS,
-                seed: int = 0) -> list[Comparison]:
-    """Every game and the aggregate, for both metrics."""
+                seed: int = 0) -> tuple[list[Comparison], list[str]]:
+    """Every game and the aggregate, for both metrics, and notes on what was left out (a game
+    where a cell has fewer than two finished runs; seeds missing a game in the aggregate)."""
     missing = [c for c in cells if not any(p == c for _, p in grid.runs)]
     if missing:
         raise ValueError(f"the grid has no finished runs of {', '.join(missing)}; its cells: "
                          f"{', '.join(grid.presets) or 'none'}")
-    rows = []
+    rows, notes = [], []
     for metric in METRICS:
-        first, second = (cell_scores(grid, scale, c, metric) for c in cells)
+        scores = [cell_scores(grid, scale, c, metric) for c in cells]
         for game in [*grid.games, AGGREGATE]:
-            rows.append(compare(list(first[game].values()), list(second[game].values()),
-                                game, metric, reps, seed))
-    return rows
+            first, second = (list(s[game].values()) for s in scores)
+            if len(first) < 2 or len(second) < 2:
+                notes.append(f"{metric}, {game}: {len(first)} and {len(second)} runs; left out "
+                             "(the test needs 2 or more per cell)")
+                continue
+            rows.append(compare(first, second, game, metric, reps, seed))
+    for cell in cells:
+        by_game = cell_scores(grid, scale, cell, "final")
+        used = set(by_game.pop(AGGREGATE))
+        every = set.union(*(set(s) for s in by_game.values()))
+        if every - used:
+            notes.append(f"{cell}: seeds {sorted(every - used)} lack a game; the aggregate "
+                         f"takes seeds {sorted(used)}")
+    return rows, notes
 
 
 HEADER = ["metric", "game", "seeds", "E", "uniform", "E - uniform", "95% CI", "p (t-test)",
@@ -168,7 +182,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise ValueError(f"--cells takes two cells, got {args.cells!r}")
         grid = load_grid(args.root)
         scale = Scale(random_returns(grid, args.random_cache), best_observed(grid))
-        rows = comparisons(grid, scale, cells, args.reps)
+        rows, notes = comparisons(grid, scale, cells, args.reps)
     except (ValueError, FileNotFoundError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
@@ -177,6 +191,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     print("|" + "---|" * len(HEADER))
     for c in rows:
         print("| " + " | ".join(row_cells(c)) + " |")
+    for note in notes:
+        print(f"note: {note}")
     if args.out is not None:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         with args.out.open("w", newline="") as handle:

@@ -29,6 +29,18 @@ def test_the_t_test_and_the_mde_follow_the_pooled_formula():
     assert_close(c.sigma, math.sqrt(pooled), terms=4)
     assert_close(c.mde, detectable(math.sqrt(pooled), 3), terms=4)
     assert c.seeds == (3, 3) and c.difference.low <= 1.5 <= c.difference.high
+    assert c.verdict == "no difference resolved"  # p = 0.081: the interval alone is not enough
+    assert c.difference.low > 0  # (the percentile bootstrap's, over 3 seeds, excludes 0)
+    # Unequal cells: the t-test and the MDE take both counts (3 and 5, not 3 and 3).
+    b5 = [0.0, 0.5, 1.0, 0.25, 0.75]
+    mean_b, var_b = 0.5, sum((x - 0.5) ** 2 for x in b5) / 4
+    pooled = (2 * 1.0 + 4 * var_b) / 6
+    t = (2.0 - mean_b) / math.sqrt(pooled * (1 / 3 + 1 / 5))
+    c = e_test.compare(a, b5, "breakout", "auc", reps=200)
+    assert c.seeds == (3, 5)
+    assert_close(c.p, 2 * student_t.sf(t, 6), terms=8)
+    assert_close(c.mde, detectable(math.sqrt(pooled), 3, 5), terms=4)
+    assert detectable(1.0, 3, 5) < detectable(1.0, 3) and c.verdict == "E > uniform"
 
 
 def test_the_interval_resamples_both_cells():
@@ -41,6 +53,11 @@ def test_the_interval_resamples_both_cells():
     # With the spread in the second cell the interval is the mirror image.
     c = e_test.compare([1.0, 1.0], [0.0, 1.0], "g", "final")
     assert (c.difference.low, c.difference.high) == (0.0, 1.0)
+    # Cells of different sizes are resampled each on its own: a has no spread, b's resampled
+    # means over 3 seeds of (0, 0, 3) run from 0 to 3, so the difference from 2 − 0 = 2 down
+    # to 2 − 3 = −1, each end with probability 1/27 (> 2.5 %).
+    c = e_test.compare([2.0, 2.0, 2.0, 2.0], [0.0, 0.0, 3.0], "g", "final")
+    assert (c.difference.point, c.difference.low, c.difference.high) == (1.0, -1.0, 2.0)
     # Cells without spread: the difference is the difference, and certain.
     c = e_test.compare([1.0, 1.0, 1.0], [0.0, 0.0, 0.0], "g", "final")
     assert (c.difference.low, c.difference.high, c.p, c.verdict) == (1.0, 1.0, 0.0,
@@ -105,6 +122,17 @@ def test_the_command_writes_every_game_and_the_aggregate(tmp_path, capsys):
     # E: 8/10 and 4/10; uniform 3/10 and 2/10 → means 0.6 and 0.25.
     assert final_breakout[2:6] == ["2 / 2", "0.600", "0.250", "+0.350"]
     assert "| final | aggregate |" in capsys.readouterr().out
+    # A game where a cell has one run is left out, with a note; so is its seed from the
+    # aggregate.
+    for path in sorted((root / "asterix__gdi-i3-uniform__1").rglob("*"), reverse=True):
+        path.unlink() if path.is_file() else path.rmdir()
+    (root / "asterix__gdi-i3-uniform__1").rmdir()
+    assert e_test.main(["--root", str(root), "--random-cache", str(cache), "--reps", "200"]) == 0
+    printed = capsys.readouterr().out
+    assert "| final | asterix |" not in printed and "| final | breakout |" in printed
+    assert "note: final, asterix: 2 and 1 runs; left out" in printed
+    assert "note: final, aggregate: 2 and 1 runs; left out" in printed
+    assert "note: gdi-i3-uniform: seeds [1] lack a game; the aggregate takes seeds [0]" in printed
     # A grid without the control is refused, naming what it has.
     for run in root.glob("*uniform*"):
         for path in sorted(run.rglob("*"), reverse=True):
