@@ -82,6 +82,16 @@ def seeds_for(sigma: float, effect: float) -> int:
     return 2 if not math.isfinite(n) or n < 2 else math.ceil(n)
 
 
+def run_score(run, game: str, scale: Scale, metric: str) -> float:
+    """One run's normalized AUC or final score."""
+    if metric == "auc":
+        frames, returns = run.curve()
+        return auc(frames, scale(game, returns), float(run.config["frames"]))
+    if metric == "final":
+        return float(scale(game, final_return(run)))
+    raise ValueError(f"metric: unknown value {metric!r}; allowed: auc, final")
+
+
 def spreads(root: Path) -> dict[str, dict[str, float]]:
     """Per game, σ of each metric over seeds (pooled over the two cells)."""
     grid = load_grid(root)
@@ -94,10 +104,8 @@ def spreads(root: Path) -> dict[str, dict[str, float]]:
             runs = grid.runs.get((game, cell), [])
             if len(runs) < 2:
                 raise ValueError(f"{root}: {game} {cell} has {len(runs)} seeds; need 2 or more")
-            budget = float(runs[0].config["frames"])
-            values["auc"].append([auc(r.curve()[0], scale(game, r.curve()[1]), budget)
-                                  for r in runs])
-            values["final"].append([float(scale(game, final_return(r))) for r in runs])
+            for metric, groups in values.items():
+                groups.append([run_score(r, game, scale, metric) for r in runs])
         out[game] = {metric: pooled_sd(groups) for metric, groups in values.items()}
     return out
 

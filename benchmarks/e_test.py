@@ -35,32 +35,14 @@ from pathlib import Path
 import numpy as np
 from scipy.stats import bootstrap, ttest_ind
 
-from benchmarks.e_power import ALPHA, auc, detectable, pooled_sd
-from benchmarks.minatar_report import (
-    Grid,
-    Scale,
-    best_observed,
-    final_return,
-    load_grid,
-    random_returns,
-)
+from benchmarks.e_power import ALPHA, CELLS, detectable, pooled_sd, run_score
+from benchmarks.minatar_report import Grid, Scale, best_observed, load_grid, random_returns
 from gdi.evaluation.aggregates import Interval
 
-CELLS = ("gdi-i3", "gdi-i3-uniform")
 METRICS = ("auc", "final")
 AGGREGATE = "aggregate"
 REPS = 5_000
 RANDOM_CACHE = Path("docs/ablation-e/grid/random_returns.json")
-
-
-def run_score(run, game: str, scale: Scale, metric: str) -> float:
-    """One run's normalized AUC or final score."""
-    if metric == "auc":
-        frames, returns = run.curve()
-        return auc(frames, scale(game, returns), float(run.config["frames"]))
-    if metric == "final":
-        return float(scale(game, final_return(run)))
-    raise ValueError(f"metric: unknown value {metric!r}; allowed: {', '.join(METRICS)}")
 
 
 def cell_scores(grid: Grid, scale: Scale, cell: str, metric: str) -> dict[str, dict[int, float]]:
