@@ -215,6 +215,8 @@ class GridRun:
     root: Path
     search: str | None = None
     """E's named search for the grid's runs (``--search``; None: the scale's)."""
+    learning: str | None = None
+    """T's reading for the grid's runs (``--learning``; None: the scale's)."""
 
     @property
     def env(self) -> str:
@@ -244,12 +246,13 @@ class GridRun:
 
 
 def grid_runs(games: Sequence[str], presets: Sequence[str], seeds: Sequence[int], frames: int,
-              root: Path, search: str | None = None) -> list[GridRun]:
+              root: Path, search: str | None = None,
+              learning: str | None = None) -> list[GridRun]:
     """Every (game, preset, seed), seed-major: a grid stopped half-way holds complete seeds
     (all games and presets of seed 0 first)."""
     if frames < 1:
         raise ValueError(f"--frames must be positive, got {frames}")
-    return [GridRun(g, p, s, frames, Path(root), search)
+    return [GridRun(g, p, s, frames, Path(root), search, learning)
             for s in seeds for g in games for p in presets]
 
 
@@ -272,8 +275,8 @@ def run_status(run: GridRun) -> Status:
     """``todo`` (no folder), ``done`` (an evaluation at the budget: a finished run, whose
     checkpoints an archive need not keep), ``resume`` (a checkpoint short of it) or
     ``restart`` (a folder without checkpoint or config). A folder holding another grid's run
-    (other preset, λ, E setting, search, env, seed or budget) raises ValueError rather than
-    being mixed into this grid."""
+    (other preset, λ, E setting, search, T's reading, env, seed or budget) raises ValueError
+    rather than being mixed into this grid."""
     path = run.run_dir
     if not path.exists():
         return "todo"
@@ -284,6 +287,13 @@ def run_status(run: GridRun) -> Status:
     expected = {"preset": run.base_preset, "env": run.env, "seed": run.seed,
                 "frames": run.frames}
     differs = {k: (config.get(k), v) for k, v in expected.items() if config.get(k) != v}
+    if not differs:
+        from gdi.presets import learning_for
+
+        saved = config.get("learning", "paper")  # saved before readings had names: the paper's
+        wanted = learning_for(_resolved_for(config, None).scale, run.learning)
+        if saved != wanted:
+            differs["learning"] = (saved, wanted)
     if not differs and _box(config) != _cell_box(config, run):
         differs["search"] = (search_of(config), run.search)
     if not differs and cell_of(config) != str(run.cell):
@@ -326,12 +336,10 @@ def compress_meta_log(run_dir: Path) -> Path | None:
 
 def train_command(run: GridRun, status: Status, *, backend: str = "inline",
                   reservoir: int = 0, reservoir_presets: Sequence[str] = RESERVOIR_PRESETS,
-                  overrides: Sequence[str] = (),
-                  learning: str | None = None) -> list[str]:
+                  overrides: Sequence[str] = ()) -> list[str]:
     """The ``gdi train`` command of a run in the given status (``resume`` continues the saved
-    config; the others start it), with the run's named search of E (``gdi train --search``;
-    ``GridRun.search``); ``learning``: T's reading by name (``gdi train --learning``), for
-    every cell."""
+    config; the others start it), with the run's named search of E and reading of T
+    (``gdi train --search``, ``--learning``: ``GridRun.search``, ``GridRun.learning``)."""
     base = [sys.executable, "-m", "gdi.cli", "train"]
     if status == "resume":
         return [*base, "--resume", str(run.run_dir), "--no-report"]
@@ -345,8 +353,8 @@ def train_command(run: GridRun, status: Status, *, backend: str = "inline",
     settings += [f"meta_kwargs.{key}={json.dumps(value, separators=(',', ':'))}"
                  for key, value in run.cell.meta_settings]
     named = ["--search", run.search] if run.search is not None else []
-    if learning is not None:
-        named += ["--learning", learning]
+    if run.learning is not None:
+        named += ["--learning", run.learning]
     return [*base, "--preset", run.base_preset, "--env", run.env, "--frames", str(run.frames),
             "--seed", str(run.seed), "--backend", backend, "--run-dir", str(run.run_dir),
             *named, "--no-report", "--set", *settings, *overrides]
@@ -494,12 +502,11 @@ def plan(args: argparse.Namespace) -> list[tuple[GridRun, Status, list[str] | No
             raise ValueError(f"cell {text!r}: {err}") from None
     rows = []
     for run in grid_runs(args.games, args.presets, args.seeds, args.frames, args.root,
-                         args.search):
+                         args.search, args.learning):
         status = run_status(run)
         command = None if status == "done" else train_command(
             run, status, backend=args.backend, reservoir=args.observation_reservoir,
             reservoir_presets=args.reservoir_presets, overrides=args.set,
-            learning=args.learning,
         )
         rows.append((run, status, command))
     return rows

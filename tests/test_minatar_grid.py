@@ -3,6 +3,7 @@ the commands a dry run prints, the skip / resume / restart decisions on fabricat
 the report's numbers against a hand computation on fabricated evaluation files, and one real
 grid of a single 800-frame CartPole run, trained, skipped when re-run, and reported."""
 
+import dataclasses
 import json
 import shutil
 
@@ -340,13 +341,28 @@ def test_a_cell_that_changes_the_box_is_its_own_run_under_any_search(tmp_path):
 
 
 def test_a_grid_names_ts_learning_for_every_new_run(tmp_path):
-    runs = minatar.grid_runs(["breakout"], ["gdi-i3", "gdi-i3-uniform"], [0], BUDGET, tmp_path)
+    runs = minatar.grid_runs(["breakout"], ["gdi-i3", "gdi-i3-uniform"], [0], BUDGET, tmp_path,
+                             learning="policy-head")
     for run in runs:
-        command = minatar.train_command(run, "todo", learning="policy-head")
+        command = minatar.train_command(run, "todo")
         assert command[command.index("--learning") + 1] == "policy-head"
-    assert "--learning" not in minatar.train_command(runs[0], "todo")
-    assert "--learning" not in minatar.train_command(runs[0], "resume", learning="policy-head")
+    plain = minatar.grid_runs(["breakout"], ["gdi-i3"], [0], BUDGET, tmp_path)[0]
+    assert "--learning" not in minatar.train_command(plain, "todo")
+    assert "--learning" not in minatar.train_command(runs[0], "resume")
     args = minatar.parse_args(["--games", "breakout", "--presets", "gdi-i3", "--seeds", "0",
                                "--root", str(tmp_path), "--learning", "ppo"])
     with pytest.raises(ValueError, match="learning: unknown value 'ppo'"):
         minatar.plan(args)
+
+
+def test_a_grid_of_another_reading_of_t_refuses_the_folder(tmp_path):
+    """A folder trained with the paper's T is not a run of a ``--learning policy-head`` grid
+    (it once passed for one: the grid compared preset, env, seed, budget and E only)."""
+    fake_run(tmp_path, "breakout", "gdi-i3", 0, [1, 2, 3, 4, 5])  # the paper's T
+    paper = minatar.grid_runs(["breakout"], ["gdi-i3"], [0], BUDGET, tmp_path)[0]
+    assert minatar.run_status(paper) == "done"
+    assert minatar.run_status(dataclasses.replace(paper, learning="paper")) == "done"
+    head = dataclasses.replace(paper, learning="policy-head")
+    with pytest.raises(ValueError, match=r"different run \{'learning': \('paper', "
+                                         r"'policy-head'\)\}"):
+        minatar.run_status(head)
