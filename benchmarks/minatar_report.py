@@ -534,6 +534,9 @@ def plot_e_learning(game: str, bandit_runs: Sequence[RunEvals],
         share.axhline(1 / len(centres), color="#666666", linestyle=":", linewidth=0.9)
         share.set_ylabel("share of episodes", fontsize=8)
         share.set_ylim(bottom=0)
+        if edges[-1] > 100:  # a box searched in log(1 + 1/τ): its blocks even on a log axis
+            bottom.set_xscale("symlog", linthresh=1.0)
+            bottom.set_xlim(0, edges[-1])
         bottom.set_xlabel(name, fontsize=8)
         bottom.set_ylabel("episode return", fontsize=8)
         bottom.set_zorder(share.get_zorder() + 1)
