@@ -126,10 +126,9 @@ def comparisons(grid: Grid, scale: Scale, cells: Sequence[str] = CELLS, reps: in
                              "(the test needs 2 or more per cell)")
                 continue
             rows.append(compare(first, second, game, metric, reps, seed))
-    for cell in cells:
-        by_game = cell_scores(grid, scale, cell, "final")
-        used = set(by_game.pop(AGGREGATE))
-        every = set.union(*(set(s) for s in by_game.values()))
+    for cell, by_game in zip(cells, scores, strict=True):  # the last metric's: same seeds
+        used = set(by_game[AGGREGATE])
+        every = set.union(*(set(s) for g, s in by_game.items() if g != AGGREGATE))
         if every - used:
             notes.append(f"{cell}: seeds {sorted(every - used)} lack a game; the aggregate "
                          f"takes seeds {sorted(used)}")

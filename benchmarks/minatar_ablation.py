@@ -288,10 +288,10 @@ def run_status(run: GridRun) -> Status:
                 "frames": run.frames}
     differs = {k: (config.get(k), v) for k, v in expected.items() if config.get(k) != v}
     if not differs:
-        from gdi.presets import learning_for
+        from gdi.presets import learning_for, scale_for
 
         saved = config.get("learning", "paper")  # saved before readings had names: the paper's
-        wanted = learning_for(_resolved_for(config, None).scale, run.learning)
+        wanted = learning_for(scale_for(config["env"], config.get("scale")), run.learning)
         if saved != wanted:
             differs["learning"] = (saved, wanted)
     if not differs and _box(config) != _cell_box(config, run):
