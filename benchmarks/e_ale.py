@@ -42,7 +42,6 @@ from __future__ import annotations
 import argparse
 import csv
 import dataclasses
-import glob
 import sys
 import warnings
 from collections.abc import Sequence
@@ -52,6 +51,7 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks.atari_learning import Curve, first_reached, read_gdi
+from benchmarks.cross_eval import parse_cell
 from benchmarks.e_test import HEADER, Comparison, compare, row_cells
 from gdi.analysis.e_learning import (
     EpisodeLog,
@@ -85,18 +85,6 @@ class CellRun:
     auc: float
     final: float
     final_frames: float
-
-
-def parse_cell(text: str) -> tuple[str, list[Path]]:
-    """``LABEL=GLOB`` → the label and the run folders the glob names (sorted)."""
-    label, sep, pattern = text.partition("=")
-    if not sep or not label or not pattern:
-        raise ValueError(f"--cell {text!r}: give LABEL=GLOB, e.g. \"E=runs/breakout-e-*\"")
-    paths = sorted(Path(p) for p in glob.glob(pattern) if (Path(p) / "config.json").is_file())
-    if not paths:
-        raise ValueError(f"--cell {label}: {pattern!r} names no run folder (none with a "
-                         "config.json)")
-    return label, paths
 
 
 def tenth_means(frames: np.ndarray, values: np.ndarray, cut: float) -> np.ndarray:

@@ -152,7 +152,7 @@ def test_a_different_box_is_refused(tmp_path, capsys):
 
 @pytest.mark.parametrize("argv, message", [
     (["--cell", "E=x"], "--cell twice (E, then its control); got 1"),
-    (["--cell", "E", "--cell", "u=y"], "give LABEL=GLOB"),
+    (["--cell", "E", "--cell", "u=y"], "give LABEL=RUN_GLOB"),
     (["--cell", "E=/nonexistent/*", "--cell", "u=y"], "names no run folder"),
 ])
 def test_bad_cells_are_one_line(tmp_path, capsys, argv, message):
