@@ -32,9 +32,11 @@ training return per tenth, mean sampled 1/τ₁ and KL of 1/τ₁ per tenth, eac
 cell's mean thick, with the KL that truly uniform draws show at the runs' typical episodes per
 tenth (``uniform_kl_floor``). Written beside it: the test as .csv and the per-run table as .md.
 
-The two cells must be each other's control: their runs' configs may differ only in the seed, the
-preset and E (``meta_controller``, ``meta_kwargs``: the box itself must match); anything else is
-an error naming the field.
+The two cells must be each other's control: E first, then a control whose E is ``uniform``;
+their runs' configs may differ only in the seed, the preset and E (``meta_controller``,
+``meta_kwargs``: the box itself must match, and the λ ranges the runs' controllers sample);
+anything else is an error naming the field. A run short of the cut, without an evaluation
+within 1 % of it, or without episodes in a tenth is left out with a note.
 """
 
 from __future__ import annotations
@@ -70,6 +72,8 @@ E_FIELDS = frozenset({"preset", "meta_controller", "meta_kwargs"})
 RUN_FIELDS = frozenset({"seed", "name", "provenance", "run_dir"})
 BOX_KEYS = ("ranges", "index_names", "transforms")
 METRICS = ("training AUC", "final")
+#: The control's E (``gdi-i3-uniform``): e_test's verdicts read "E > uniform", first cell first.
+UNIFORM = "uniform"
 
 
 @dataclass(frozen=True)
@@ -99,24 +103,40 @@ def tenth_means(frames: np.ndarray, values: np.ndarray, cut: float) -> np.ndarra
     return out
 
 
+def tenth_counts(frames: np.ndarray, cut: float) -> np.ndarray:
+    """``[TENTHS]``: how many of ``frames`` lie in each tenth (a, b] of [0, cut]."""
+    edges = np.linspace(0.0, cut, TENTHS + 1)
+    return np.array([int(np.sum((frames > edges[k]) & (frames <= edges[k + 1])))
+                     for k in range(TENTHS)])
+
+
 def training_auc(curve: Curve, cut: float) -> float:
     """The mean over the tenths of [0, cut] of the tenth's mean training return; a tenth without
-    an episode is a ValueError (the run is too short for the cut, or logged no episode)."""
+    an episode is a ValueError (the run logged no episode there)."""
     means = tenth_means(curve.episode_frames, curve.episode_returns, cut)
     if np.isnan(means).any():
         empty = [k + 1 for k in np.flatnonzero(np.isnan(means))]
-        raise ValueError(f"{curve.label}: no training episode ended in tenth(s) {empty} of "
-                         f"the first {cut:,.0f} frames")
+        raise ValueError(f"no training episode ended in tenth(s) {empty} of the first "
+                         f"{cut:,.0f} frames")
     return float(means.mean())
 
 
 def final_evaluation(curve: Curve, cut: float) -> tuple[float, float]:
-    """(mean return, frames) of the last evaluation at or before the cut (within CUT_SLACK)."""
-    inside = np.flatnonzero(curve.eval_frames <= cut * (1 + CUT_SLACK))
-    if not inside.size:
-        raise ValueError(f"{curve.label}: no evaluation in the first {cut:,.0f} frames")
-    last = int(inside[-1])
-    return float(np.mean(curve.eval_returns[last])), float(curve.eval_frames[last])
+    """(mean return, frames) of the run's evaluation at the cut: the last one within CUT_SLACK
+    of it on either side. None there (an evaluation that was interrupted, a run evaluated on
+    another schedule) is a ValueError: an earlier evaluation would score another point of
+    training."""
+    near = np.flatnonzero(np.abs(curve.eval_frames - cut) <= cut * CUT_SLACK)
+    if not near.size:
+        found = ", ".join(f"{f:,.0f}" for f in curve.eval_frames) or "none"
+        raise ValueError(f"no evaluation within {CUT_SLACK:.0%} of {cut:,.0f} frames "
+                         f"(evaluations at: {found})")
+    last = int(near[-1])
+    final = float(np.mean(curve.eval_returns[last]))
+    if not np.isfinite(final):
+        raise ValueError(f"its evaluation at {curve.eval_frames[last]:,.0f} frames holds no "
+                         "episode")
+    return final, float(curve.eval_frames[last])
 
 
 def cut_log(log: EpisodeLog, cut: float) -> EpisodeLog:
@@ -128,7 +148,8 @@ def cut_log(log: EpisodeLog, cut: float) -> EpisodeLog:
 
 
 def load_cell(label: str, paths: Sequence[Path], cut: float) -> tuple[list[CellRun], list[str]]:
-    """The cell's runs that reached the cut, and notes naming those that have not."""
+    """The cell's runs that reached the cut, and notes naming those left out and why (short of
+    the cut, no evaluation at it, a tenth without episodes)."""
     runs, notes = [], []
     for path in paths:
         curve = read_gdi(path)
@@ -137,10 +158,15 @@ def load_cell(label: str, paths: Sequence[Path], cut: float) -> tuple[list[CellR
             notes.append(f"{label}: {path} has reached {reached:,.0f} frames of {cut:,.0f}; "
                          "left out")
             continue
-        final, final_frames = final_evaluation(curve, cut)
+        try:
+            final, final_frames = final_evaluation(curve, cut)
+            auc = training_auc(curve, cut)
+        except ValueError as err:
+            notes.append(f"{label}: {path}: {err}; left out")
+            continue
         config, _ = read_config(path)
         runs.append(CellRun(label, path, config.seed, curve, cut_log(load_episode_log(path), cut),
-                            training_auc(curve, cut), final, final_frames))
+                            auc, final, final_frames))
     return runs, notes
 
 
@@ -161,6 +187,10 @@ def check_controls(cells: dict[str, list[Path]]) -> None:
                 raise ValueError(f"--cell {label}: {path} differs from {cells[label][0]} in "
                                  f"{', '.join(bad)}; a cell's runs may differ in the seed only")
     (a, first), (b, second) = ((label, group[0]) for label, group in configs.items())
+    if second["meta_controller"] != UNIFORM or first["meta_controller"] == UNIFORM:
+        raise ValueError(f"--cell {a} is E ({first['meta_controller']!r}) and --cell {b} its "
+                         f"control ({second['meta_controller']!r}): give E first and the "
+                         f"{UNIFORM!r} control second")
     bad = differing_fields(first, second, RUN_FIELDS | E_FIELDS)
     if bad:
         raise ValueError(f"cells {a} and {b} differ in {', '.join(bad)} "
@@ -171,6 +201,16 @@ def check_controls(cells: dict[str, list[Path]]) -> None:
             raise ValueError(f"cells {a} and {b} search different boxes: meta_kwargs.{key} "
                              f"{first['meta_kwargs'].get(key)!r} / "
                              f"{second['meta_kwargs'].get(key)!r}")
+
+
+def check_same_box(first: CellRun, second: CellRun) -> None:
+    """ValueError unless the two runs' controllers sample the same λ ranges (what the configs'
+    ``meta_kwargs`` resolve to, defaults included)."""
+    a, b = first.log, second.log
+    if a.index_names != b.index_names or not np.array_equal(a.ranges, b.ranges):
+        raise ValueError(f"{first.path} and {second.path} sample different boxes: "
+                         f"{dict(zip(a.index_names, a.ranges.tolist(), strict=True))} / "
+                         f"{dict(zip(b.index_names, b.ranges.tolist(), strict=True))}")
 
 
 def comparisons(first: Sequence[CellRun], second: Sequence[CellRun], game: str,
@@ -232,8 +272,9 @@ def figure(cells: dict[str, list[CellRun]], path: Path) -> None:
                 ax.plot(x, values, color=colour, alpha=0.35, lw=0.8)
             ax.plot(x, np.nanmean(np.stack(series[key]), axis=0), color=colour, lw=2.2,
                     label=f"{label} ({len(runs)} runs)")
-    counts = [np.histogram(r.log.frames, bins=TENTHS, range=(0, cut))[0]
-              for runs in cells.values() for r in runs]
+    # Episodes per actor and tenth: the KL is an actor's, averaged over actors.
+    counts = [tenth_counts(r.log.frames[r.log.actors == actor], cut)
+              for runs in cells.values() for r in runs for actor in np.unique(r.log.actors)]
     typical = int(np.median(np.concatenate(counts)))
     axes[2].axhline(uniform_kl_floor(typical), color="grey", ls=":",
                     label=f"uniform draws ({typical} per tenth)")
@@ -267,25 +308,32 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--reps", type=int, default=5_000, help="bootstrap resamples")
     parser.add_argument("--out", type=Path, required=True, help="the figure (PNG)")
     args = parser.parse_args(argv)
+    notes: list[str] = []
     try:
         if len(args.cell) != 2:
             raise ValueError(f"--cell twice (E, then its control); got {len(args.cell)}")
-        if not args.frames > 0:
-            raise ValueError(f"--frames must be > 0, got {args.frames:g}")
+        if not args.frames > 0 or args.frames != int(args.frames):
+            raise ValueError(f"--frames must be a whole number of frames > 0, got {args.frames:g}")
         named = dict(parse_cell(text) for text in args.cell)
         if len(named) != 2:
             raise ValueError("the two --cell labels must differ")
         check_controls(named)
-        notes, cells = [], {}
+        cells = {}
         for label, paths in named.items():
             cells[label], skipped = load_cell(label, paths, args.frames)
             notes += skipped
-        games = {r.curve.game for runs in cells.values() for r in runs}
+        (first, a), (second, b) = cells.items()
+        if not a or not b:
+            raise ValueError(f"no run of --cell {first if not a else second} reached "
+                             f"{args.frames:,.0f} frames with an evaluation there")
+        check_same_box(a[0], b[0])
+        games = {r.curve.game for r in [*a, *b]}
         if len(games) > 1:  # check_controls compares configs, so only a changed env gets here
             raise ValueError(f"the cells' runs play {', '.join(sorted(games))}; one game only")
-        (first, a), (second, b) = cells.items()
         tests = comparisons(a, b, games.pop(), args.reps)
     except (ValueError, FileNotFoundError) as err:
+        for note in notes:  # which runs were left out, and why, before what it led to
+            print(f"note: {note}", file=sys.stderr)
         print(f"error: {err}", file=sys.stderr)
         return 2
     header = [*HEADER[:3], first, second, f"{first} - {second}", *HEADER[6:]]
@@ -294,7 +342,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     lines += ["| " + " | ".join(row_cells(c)) + " |" for c in tests]
     names = a[0].log.index_names
     run_header = ["cell", "seed", "training AUC", "final (at)",
-                  *[f"frames to {level:g}" for level in args.levels],
+                  *[f"frames to {level:g} (last {args.window} ep.)" for level in args.levels],
                   *[f"{n}: mean first → last tenth (KL)" for n in names]]
     lines += ["", "| " + " | ".join(run_header) + " |", "|" + "---|" * len(run_header)]
     lines += ["| " + " | ".join(row) + " |"
@@ -307,7 +355,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         writer = csv.writer(handle)
         writer.writerow(header)
         writer.writerows(row_cells(c) for c in tests)
-    args.out.with_suffix(".md").write_text("\n".join(lines[1:]) + "\n")
+    args.out.with_suffix(".md").write_text(
+        "\n".join([*lines, *(f"note: {note}" for note in notes)]) + "\n")
     print(f"wrote {args.out} and its .csv, .md")
     return 0
 

@@ -85,6 +85,28 @@ def test_the_metrics_over_the_cut_by_hand(tmp_path):
                  [10.0] * 5 + [45.0] * 5, terms=1)
 
 
+def test_tenths_are_half_open_on_the_left():
+    # (0, 10k], (10k, 20k], ..., (90k, 100k]: an episode at a tenth's end is in that tenth, one
+    # past the cut in none.
+    frames = np.array([10_000, 10_001, 100_000, 100_001])
+    means = e_ale.tenth_means(frames, np.array([1.0, 2.0, 3.0, 4.0]), CUT)
+    assert means[[0, 1, 9]].tolist() == [1.0, 2.0, 3.0] and np.isnan(means[2:9]).all()
+    assert e_ale.tenth_counts(frames, CUT).tolist() == [1, 1, 0, 0, 0, 0, 0, 0, 0, 1]
+
+
+def test_the_final_evaluation_is_the_one_within_one_percent_of_the_cut(tmp_path):
+    # 100,900 frames is within 1 % of the cut; 101,100 is not, and an evaluation at half the
+    # cut would score another point of training: the run is left out, said why.
+    inside = write_run(tmp_path / "in", "gdi-i3", 0, [1.0] * 10, bandit_lambda,
+                       evals=((99_000, 2.0), (100_900, 7.0)))
+    late = write_run(tmp_path / "late", "gdi-i3", 1, [1.0] * 10, bandit_lambda,
+                     evals=((50_000, 3.0), (101_100, 9.0)))
+    runs, notes = e_ale.load_cell("E", [inside, late], CUT)
+    assert [(r.final, r.final_frames) for r in runs] == [(7.0, 100_900)]
+    assert notes == [f"E: {late}: no evaluation within 1% of 100,000 frames (evaluations at: "
+                     "50,000, 101,100); left out"]
+
+
 def test_a_run_short_of_the_cut_is_left_out_with_a_note(tmp_path):
     short = write_run(tmp_path / "s", "gdi-i3", 0, [1.0] * 5, bandit_lambda,
                       evals=((50_000, 3.0),), last_frames=50_000)
@@ -115,7 +137,8 @@ def test_the_command_tests_tabulates_and_plots(tmp_path, capsys):
     # 1/τ₁ moves from 10 to 45, every draw in one tenth of the box: KL log 10 = 2.30.
     assert "| 0.05M |" in e_row
     assert "10 → 45 (KL 2.30 → 2.30)" in e_row
-    # The control's draws are spread evenly over the box: KL 0; its return 3 never reaches 5.
+    # The control's draws are spread evenly over the box: KL 0. Its returns reach 5 only with
+    # the episode at 150k frames, past the cut: not within it.
     assert "| — |" in u_row and "25 → 25 (KL 0.00 → 0.00)" in u_row
     assert "training AUC" in printed and f"wrote {out}" in printed
     image = imread(out)
@@ -157,7 +180,23 @@ def test_a_different_box_is_refused(tmp_path, capsys):
 ])
 def test_bad_cells_are_one_line(tmp_path, capsys, argv, message):
     assert e_ale.main([*argv, "--frames", "1e6", "--out", str(tmp_path / "x.png")]) == 2
-    assert message in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+
+
+def test_the_control_comes_second(tmp_path, capsys):
+    args = grid(tmp_path)
+    reversed_cells = [args[2], args[3], args[0], args[1], *args[4:]]
+    assert e_ale.main([*reversed_cells, "--out", str(tmp_path / "x.png")]) == 2
+    assert "give E first and the 'uniform' control second" in capsys.readouterr().err
+
+
+def test_a_cell_with_no_run_at_the_cut_says_which_runs_were_left_out(tmp_path, capsys):
+    args = grid(tmp_path)
+    assert e_ale.main([*args[:4], "--frames", "200000", "--out", str(tmp_path / "x.png")]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err[-1] == "error: no run of --cell E reached 200,000 frames with an evaluation there"
+    assert f"note: E: {tmp_path}/e-0 has reached 150,000 frames of 200,000; left out" in err
 
 
 def test_a_cell_with_one_run_left_is_a_clear_error(tmp_path, capsys):
