@@ -61,6 +61,7 @@ from gdi.analysis.e_learning import (
     sampled_kl_over_time,
     uniform_kl_floor,
 )
+from gdi.atomic import save_figure
 from gdi.runtime.run_folder.run_dir import read_config
 
 TENTHS = 10
@@ -290,8 +291,7 @@ def figure(cells: dict[str, list[CellRun]], path: Path) -> None:
     fig.suptitle(f"E against uniform P_Λ on {game}: first {cut / 1e6:g}M frames "
                  "(thin: runs, thick: mean)", fontsize=11)
     fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
+    save_figure(fig, path, dpi=110)
     plt.close(fig)
 
 
