@@ -13,9 +13,9 @@ the control's runs (docs/ablation-e.md, "E on the ALE"), each over the first ``-
 - **training AUC**: the mean over the ten tenths of [0, frames] of the mean return of the
   training episodes that ended in the tenth. What E is rewarded by and what the learner is fed;
   it counts the λ each cell samples, so it mixes better data with better behavior.
-- **final**: the mean return of the run's last evaluation at or before the cut (its
-  ``eval_episodes``, 8 at ale-cpu, λ ~ the run's P_Λ frozen); a run cut at 1M by ``--stop-at`` is evaluated at its first checkpoint
-  past it, so the cut takes evaluations up to 1 % beyond it.
+- **final**: the mean return of the run's evaluation at the cut (its ``eval_episodes``, 8 at
+  ale-cpu, λ ~ the run's P_Λ frozen): the last one within 1 % of the cut on either side, since
+  a run stopped at 1M by ``--stop-at`` is evaluated at its first checkpoint past it.
 
 Each comparison is ``benchmarks.e_test``'s: the difference of means with a percentile
 bootstrap over both cells' seeds, the two-sample t-test, the MDE at 80 % power from the runs'
@@ -27,10 +27,10 @@ What E learned, per run: the KL divergence to uniform of the λ sampled in each 
 coordinate (``gdi.analysis.e_learning.sampled_kl_over_time``, per actor, then the mean over the
 run's actors: one at the ale-cpu scale), and the mean of each coordinate per tenth; the
 control's KL is the floor a P_Λ that never moved shows. ``gdi plot-meta RUN`` draws one run's
-sampled λ and the return per λ region in full. The figure:
-training return per tenth, mean sampled 1/τ₁ and KL of 1/τ₁ per tenth, each run thin and each
-cell's mean thick, with the KL that truly uniform draws show at the runs' typical episodes per
-tenth (``uniform_kl_floor``). Written beside it: the test as .csv and the per-run table as .md.
+sampled λ and the return per λ region in full. The figure: training return per tenth, mean
+sampled 1/τ₁ and KL of 1/τ₁ per tenth, each run thin and each cell's mean thick, with the KL
+that truly uniform draws show at the runs' typical episodes per tenth (``uniform_kl_floor``).
+Written beside it: the test as .csv and the whole table, with the notes, as .md.
 
 The two cells must be each other's control: E first, then a control whose E is ``uniform``;
 their runs' configs may differ only in the seed, the preset and E (``meta_controller``,
@@ -65,7 +65,7 @@ from gdi.atomic import save_figure
 from gdi.runtime.run_folder.run_dir import read_config
 
 TENTHS = 10
-#: An evaluation this far past the cut still counts as the cut's (a run stopped by --stop-at is
+#: An evaluation this far from the cut, either side, is the cut's (a run stopped by --stop-at is
 #: evaluated at its first checkpoint past it: 1,000,320 frames for a cut of 1M on the ALE).
 CUT_SLACK = 0.01
 #: Config fields that may differ between the two cells (E and what names it) and between runs.
