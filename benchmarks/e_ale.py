@@ -92,23 +92,23 @@ class CellRun:
     final_frames: float
 
 
-def tenth_means(frames: np.ndarray, values: np.ndarray, cut: float) -> np.ndarray:
-    """``[TENTHS]``: the mean of ``values`` whose ``frames`` lie in each tenth (a, b] of
-    [0, cut]; NaN where a tenth holds none."""
+def tenth_masks(frames: np.ndarray, cut: float) -> list[np.ndarray]:
+    """Which of ``frames`` lie in each tenth (a, b] of [0, cut], as ``sampled_kl_over_time``
+    slices a budget."""
     edges = np.linspace(0.0, cut, TENTHS + 1)
-    out = np.full(TENTHS, np.nan)
-    for k in range(TENTHS):
-        inside = (frames > edges[k]) & (frames <= edges[k + 1])
-        if inside.any():
-            out[k] = float(values[inside].mean())
-    return out
+    return [(frames > edges[k]) & (frames <= edges[k + 1]) for k in range(TENTHS)]
+
+
+def tenth_means(frames: np.ndarray, values: np.ndarray, cut: float) -> np.ndarray:
+    """``[TENTHS]``: the mean of ``values`` whose ``frames`` lie in each tenth; NaN where a
+    tenth holds none."""
+    return np.array([float(values[inside].mean()) if inside.any() else np.nan
+                     for inside in tenth_masks(frames, cut)])
 
 
 def tenth_counts(frames: np.ndarray, cut: float) -> np.ndarray:
-    """``[TENTHS]``: how many of ``frames`` lie in each tenth (a, b] of [0, cut]."""
-    edges = np.linspace(0.0, cut, TENTHS + 1)
-    return np.array([int(np.sum((frames > edges[k]) & (frames <= edges[k + 1])))
-                     for k in range(TENTHS)])
+    """``[TENTHS]``: how many of ``frames`` lie in each tenth."""
+    return np.array([int(inside.sum()) for inside in tenth_masks(frames, cut)])
 
 
 def training_auc(curve: Curve, cut: float) -> float:
