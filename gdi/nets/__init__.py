@@ -11,6 +11,7 @@ from gdi.nets.config import NetworkConfig
 from gdi.nets.core import CORES, FeedForwardCore, LSTMCore
 from gdi.nets.dynamics import ForwardDynamicsHead, InverseDynamicsHead
 from gdi.nets.network import POLICY_HEADS, FamilyNetwork, GDINetwork, NetOutputs, build
+from gdi.nets.normalization import INPUT_NORMS, RunningInputNorm, merge_moments
 from gdi.nets.torsos import (
     TORSOS,
     ImpalaDeepTorso,
@@ -23,6 +24,7 @@ from gdi.nets.torsos import (
 
 __all__ = [
     "CORES",
+    "INPUT_NORMS",
     "POLICY_HEADS",
     "TORSOS",
     "FamilyNetwork",
@@ -37,7 +39,9 @@ __all__ = [
     "NatureTorso",
     "NetOutputs",
     "NetworkConfig",
+    "RunningInputNorm",
     "build",
     "make_torso",
+    "merge_moments",
     "preprocess_observations",
 ]

@@ -12,6 +12,7 @@ from typing import Any, Literal
 from gdi.checks import literal_choice, non_negative, one_of, positive
 from gdi.nets.core import CORES
 from gdi.nets.network import POLICY_HEADS
+from gdi.nets.normalization import INPUT_NORMS
 from gdi.nets.torsos import INITIALIZATIONS, TORSOS, check_init
 
 
@@ -47,6 +48,11 @@ class NetworkConfig:
     policy gradient and the Q loss both train A) or separate (a policy head L beside A and V,
     as ACER's beside its Q head: π_λ = softmax(L/τ), the policy gradient trains L, the Q loss
     A; not in the paper)."""
+    input_norm: Literal[INPUT_NORMS] = "none"
+    """How observations enter the torso after their scale: none (the paper: pixels × 1/255) or
+    running (each input element standardized by the running mean and variance of every batch
+    the learner has trained on and clipped to ±5, as Sample Factory's normalize_input; not in
+    the paper). The statistics are saved with the parameters."""
 
     def __post_init__(self) -> None:
         self.check_network()
@@ -63,6 +69,7 @@ class NetworkConfig:
                 f"{families!r}"
             )
         literal_choice(self, "policy_head")
+        literal_choice(self, "input_norm")
         one_of("torso", self.torso, list(TORSOS))
         one_of("core", self.core, list(CORES))
         one_of("torso_init", self.torso_init, ["auto", *INITIALIZATIONS])
@@ -73,4 +80,5 @@ class NetworkConfig:
         return {"torso": self.torso, "torso_init": self.torso_init,
                 "lstm_units": self.lstm_units, "core": self.core,
                 "head_hidden": self.head_hidden, "families": self.families,
-                "aux": self.aux_tasks, "policy_head": self.policy_head}
+                "aux": self.aux_tasks, "policy_head": self.policy_head,
+                "input_norm": self.input_norm}

@@ -18,6 +18,9 @@ One family is, as in R2D2 (Kapturowski et al. 2019) on an IMPALA torso:
 ``policy_head="separate"`` adds a third head L beside A and V, as ACER (Wang et al. 2017) keeps
 a policy head beside its Q head: π_λ is built from L, and A is left to the Q loss (not in the
 paper; docs/paper-choices.md). ``NetOutputs.logits`` is what π_λ reads either way.
+``input_norm="running"`` standardizes each input element by its running mean and variance
+before the torso (Sample Factory's ``normalize_input``; not in the paper:
+``gdi.nets.normalization``); the learner updates the statistics, ``update_input_stats``.
 ``core="feedforward"`` puts one ReLU layer of the same width where the LSTM is, with no memory
 (as Sample Factory's Atari APPO; not in the paper): the recurrent state passes through unread.
 
@@ -50,6 +53,7 @@ from torch import nn
 
 from gdi.nets.core import check_core, make_core
 from gdi.nets.dynamics import ForwardDynamicsHead, InverseDynamicsHead
+from gdi.nets.normalization import INPUT_NORMS, RunningInputNorm
 from gdi.nets.torsos import TORSOS, check_init, make_torso, preprocess_observations
 
 __all__ = ["POLICY_HEADS", "DynamicsPredictions", "FamilyNetwork", "GDINetwork", "NetOutputs",
@@ -158,7 +162,8 @@ class GDINetwork(nn.Module):
 
     Attributes: ``families`` (F), ``num_actions`` (A), ``lstm_units`` (H), ``embedding_size``
     (E), ``obs_shape``, ``torso``, ``aux``, ``policy_head``, ``core``; ``family_nets[f]`` is
-    family f's :class:`FamilyNetwork`.
+    family f's :class:`FamilyNetwork`; ``input_norm`` is the :class:`RunningInputNorm` all
+    families read their input through, or None (``input_norm="none"``, the paper).
     """
 
     def __init__(
@@ -176,6 +181,7 @@ class GDINetwork(nn.Module):
         torso_init: str = "auto",
         policy_head: str = "advantage",
         core: str = "lstm",
+        input_norm: str = "none",
     ):
         super().__init__()
         self.obs_shape = tuple(obs_shape)
@@ -196,6 +202,8 @@ class GDINetwork(nn.Module):
             for _ in range(families)
         )
         self.embedding_size = self.family_nets[0].embedding_size
+        # One set of statistics for all families: they describe the input, not a family.
+        self.input_norm = RunningInputNorm(self.obs_shape) if input_norm == "running" else None
 
     def _param(self) -> torch.Tensor:
         return next(self.parameters())
@@ -255,6 +263,8 @@ class GDINetwork(nn.Module):
         x = preprocess_observations(
             obs.reshape(num_steps * batch, *self.obs_shape), dtype, self.obs_scale
         )
+        if self.input_norm is not None:
+            x = self.input_norm(x)
         # Previous action and reward, zeroed at episode starts (placeholders there never read).
         safe_action = torch.where(reset, torch.zeros_like(prev_action), prev_action).long()
         one_hot = F.one_hot(safe_action, self.num_actions).to(dtype)
@@ -275,6 +285,20 @@ class GDINetwork(nn.Module):
         # The state is batch-first [B, F, 2, H] (and contiguous, for the actor's numpy copy).
         new_state = torch.stack([out[4] for out in per_family], dim=1)
         return NetOutputs(adv, value, embedding, logits), new_state
+
+    @torch.no_grad()
+    def update_input_stats(self, obs: torch.Tensor) -> None:
+        """Fold observations ``[..., *obs_shape]`` (as ``forward`` takes them, before their
+        scale) into the running input statistics; nothing without ``input_norm``. The learner
+        calls it once per step on its batch."""
+        if self.input_norm is None:
+            return
+        if tuple(obs.shape[obs.dim() - len(self.obs_shape):]) != self.obs_shape:
+            dims = ", ".join(map(str, self.obs_shape))
+            raise ValueError(f"obs must end in obs_shape [{dims}], got {tuple(obs.shape)}")
+        flat = obs.reshape(-1, *self.obs_shape)
+        self.input_norm.update(preprocess_observations(flat, self._param().dtype,
+                                                       self.obs_scale))
 
     def dynamics_predictions(
         self, outputs: NetOutputs, actions: torch.Tensor, valid: torch.Tensor
@@ -332,6 +356,7 @@ def build(
     torso_init: str = "auto",
     policy_head: str = "advantage",
     core: str = "lstm",
+    input_norm: str = "none",
 ) -> GDINetwork:
     """The GDI network for observations of ``obs_shape`` and ``num_actions`` discrete actions.
 
@@ -347,7 +372,9 @@ def build(
     the others). ``policy_head``: ``advantage`` (the paper: π_λ's logits are A) or
     ``separate`` (a policy head L beside A and V; π_λ's logits are L). ``core``: ``lstm`` (the
     paper's) or ``feedforward`` (one ReLU layer of ``lstm_units`` without memory; the state
-    passes through unread: :class:`gdi.nets.core.FeedForwardCore`).
+    passes through unread: :class:`gdi.nets.core.FeedForwardCore`). ``input_norm``: ``none``
+    (the paper) or ``running`` (each input element standardized by running statistics the
+    learner keeps: :class:`gdi.nets.normalization.RunningInputNorm`).
 
     Raises:
       ValueError: naming the bad value and what is allowed.
@@ -380,6 +407,9 @@ def build(
         raise ValueError(f"policy_head must be one of {', '.join(POLICY_HEADS)}, got "
                          f"{policy_head!r}")
     check_core(core)
+    if input_norm not in INPUT_NORMS:
+        raise ValueError(f"input_norm must be one of {', '.join(INPUT_NORMS)}, got "
+                         f"{input_norm!r}")
     if torso_kwargs is not None and not isinstance(torso_kwargs, dict):
         raise ValueError(f"torso_kwargs must be a dict or None, got {type(torso_kwargs).__name__}")
     return GDINetwork(
@@ -388,5 +418,5 @@ def build(
         aux=bool(aux), torso_kwargs=dict(torso_kwargs or {}),
         obs_scale=None if obs_scale is None else float(obs_scale),
         head_hidden=int(head_hidden), torso_init=torso_init, policy_head=policy_head,
-        core=core,
+        core=core, input_norm=input_norm,
     )

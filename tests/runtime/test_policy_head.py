@@ -1,6 +1,7 @@
 """policy_head="separate" (issue 41, not in the paper): π_λ reads a policy head L of its own
 beside A and V, in the actors, the learner and a loaded agent, from the command line to the
-checkpoint; and core="feedforward" (the same issue's screen) the same way."""
+checkpoint; and core="feedforward" and input_norm="running" (the same issue's screen) the same
+way."""
 
 import json
 
@@ -67,5 +68,26 @@ def test_a_run_with_the_feedforward_core_trains_and_its_agent_has_it(tmp_path):
     names = agent.net.state_dict()
     assert "family_nets.0.core.linear.weight" in names
     assert not any(".lstm." in name for name in names)
+    agent.reset(2)
+    assert agent.act(np.zeros((2, 4), np.float32)).shape == (2,)
+
+
+def test_a_run_with_running_input_statistics_learns_them_and_its_agent_reads_them(tmp_path):
+    """input_norm=running (issue 41's screen, Sample Factory's normalize_input; not in the
+    paper) from the command line to the checkpoint: the learner folds every batch's
+    observations in (burn-in 2 + sequence 4 + bootstrap 1 = 7 steps × 4 sequences = 28 a
+    step), and the loaded agent has the learned statistics (CartPole's cart velocity varies,
+    so its variance has left the initial 1)."""
+    run = tmp_path / "run"
+    main(["train", "--env", "gym:CartPole-v1", "--frames", "800", "--seed", "1",
+          "--backend", "inline", "--run-dir", str(run), "--set", *TINY, "input_norm=running"])
+    assert json.loads((run / "config.json").read_text())["input_norm"] == "running"
+    rows = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
+    losses = [row["losses/total"] for row in rows if "losses/total" in row]
+    assert losses and all(np.isfinite(losses))
+    agent = load_agent(run)
+    stats = agent.net.input_norm
+    assert stats.count.item() > 0 and stats.count.item() % 28 == 0
+    assert torch.isfinite(stats.mean).all() and (stats.var != 1.0).all()
     agent.reset(2)
     assert agent.act(np.zeros((2, 4), np.float32)).shape == (2,)

@@ -140,6 +140,9 @@ class Learner:
             group["lr"] = schedule.learning_rate
             group["weight_decay"] = schedule.weight_decay
 
+        # The running input statistics (input_norm="running") take in this batch before it is
+        # read, burn-in and bootstrap observations included, as Sample Factory's learner does.
+        self.net.update_input_stats(t["obs"])
         burn = cfg.burn_in
         state = t["initial_state"]
         if burn > 0:

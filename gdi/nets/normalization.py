@@ -1,0 +1,89 @@
+"""Observations standardized by running statistics, element by element (not in the paper).
+
+Sample Factory's Atari APPO (``normalize_input=True``, the peer of docs/learning-per-frame.md)
+feeds its torso ``clip((x − μ) / √(σ² + ε), −5, 5)`` with μ and σ² the running mean and
+variance of every input element over all the observations it has trained on. On an ALE frame
+that is a per-pixel standardization: pixels that never change (the walls, the score's
+background) go to 0 and the rare ones that do (Breakout's ball, a few pixels of 84 × 84) reach
+unit scale, where ``x / 255`` leaves them a small part of a mostly constant image. The paper
+scales pixels by 1/255 and says nothing more (App. "Atari Preprocessing"), so this is a lever,
+``input_norm="running"``, and ``"none"`` stays the default.
+
+The statistics are buffers of the module, so they travel with the parameters wherever
+``state_dict`` goes: checkpoints, the parameter server's pushes to the actors, ``gdi.load_agent``.
+Only the learner updates them (``GDINetwork.update_input_stats``, once per learner step on the
+batch's observations); actors and evaluation read the learner's.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+__all__ = ["INPUT_NORMS", "RunningInputNorm", "merge_moments"]
+
+#: How observations enter the torso after their scale (``NetworkConfig.input_norm``): as they
+#: are (the paper) or standardized by running statistics (Sample Factory's ``normalize_input``).
+INPUT_NORMS = ("none", "running")
+
+
+def merge_moments(
+    count: torch.Tensor, mean: torch.Tensor, var: torch.Tensor,
+    batch_count: int, batch_mean: torch.Tensor, batch_var: torch.Tensor,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The count, mean and (population) variance of two sets of samples from each set's own.
+
+    Chan, Golub and LeVeque (1979), the pairwise update: with n = n_a + n_b and
+    δ = μ_b − μ_a, μ = μ_a + δ·n_b/n and n·σ² = n_a·σ_a² + n_b·σ_b² + δ²·n_a·n_b/n. Exact for
+    any split of the samples, and stable where the naive running sum of squares is not (a
+    million frames of pixels near the same value). ``count`` is a 0-d tensor; the means and
+    variances are elementwise.
+    """
+    total = count + batch_count
+    delta = batch_mean - mean
+    new_mean = mean + delta * (batch_count / total)
+    m2 = var * count + batch_var * batch_count + delta.square() * (count * batch_count / total)
+    return total, new_mean, m2 / total
+
+
+class RunningInputNorm(nn.Module):
+    """``clip((x − μ) / √(σ² + eps), −clip, clip)`` elementwise over an input of ``shape``, with
+    μ and σ² the running mean and population variance of every sample ``update`` has seen
+    (Sample Factory's defaults: eps 1e-5, clip 5). Before any update μ = 0 and σ² = 1: the
+    input passes through unchanged (up to the clip).
+
+    The statistics accumulate in float64: after tens of millions of frames a float32 mean would
+    stop moving by a batch's share. They are cast to the input's dtype when applied.
+    """
+
+    def __init__(self, shape: tuple[int, ...], eps: float = 1e-5, clip: float = 5.0):
+        super().__init__()
+        self.shape = tuple(shape)
+        self.eps = float(eps)
+        self.clip = float(clip)
+        self.register_buffer("count", torch.zeros((), dtype=torch.float64))
+        self.register_buffer("mean", torch.zeros(self.shape, dtype=torch.float64))
+        self.register_buffer("var", torch.ones(self.shape, dtype=torch.float64))
+
+    @torch.no_grad()
+    def update(self, x: torch.Tensor) -> None:
+        """Fold the samples ``x [N, *shape]`` into the statistics."""
+        if tuple(x.shape[1:]) != self.shape:
+            raise ValueError(f"input statistics are over shape {self.shape}; got samples of shape "
+                             f"{tuple(x.shape[1:])}")
+        if x.shape[0] == 0:
+            return
+        x = x.to(torch.float64)
+        batch_mean = x.mean(dim=0)
+        batch_var = x.var(dim=0, unbiased=False)
+        # From count 0 the merge gives the batch's own moments (the initial σ² = 1 weighs 0).
+        count, mean, var = merge_moments(self.count, self.mean, self.var, x.shape[0],
+                                         batch_mean, batch_var)
+        self.count.copy_(count)
+        self.mean.copy_(mean)
+        self.var.copy_(var)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        mean = self.mean.to(x.dtype)
+        scale = torch.rsqrt(self.var.to(x.dtype) + self.eps)
+        return ((x - mean) * scale).clamp_(-self.clip, self.clip)
