@@ -15,6 +15,23 @@ from gdi.runtime.acting.step import Acting
 from tests.runtime.helpers import TINY
 
 
+def trained_cartpole(tmp_path, setting: str) -> tuple:
+    """A tiny CartPole run (800 frames, inline) with one ``field=value`` setting from the
+    command line: the run folder and its metric rows, after checking that config.json records
+    the setting."""
+    run = tmp_path / "run"
+    main(["train", "--env", "gym:CartPole-v1", "--frames", "800", "--seed", "1",
+          "--backend", "inline", "--run-dir", str(run), "--set", *TINY, setting])
+    field, value = setting.split("=")
+    assert json.loads((run / "config.json").read_text())[field] == value
+    return run, [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
+
+
+def finite_losses(rows: list[dict]) -> bool:
+    losses = [row["losses/total"] for row in rows if "losses/total" in row]
+    return bool(losses) and all(np.isfinite(losses))
+
+
 def test_acting_samples_from_the_policy_head_not_from_a():
     """A prefers action 0 by 20 nats, L prefers action 1: π_λ = softmax(L) acts 1, and the
     paper's network (π_λ = softmax(A)) with the same A acts 0."""
@@ -37,12 +54,7 @@ def test_acting_samples_from_the_policy_head_not_from_a():
 
 
 def test_a_run_with_a_policy_head_trains_it_and_its_agent_reads_it(tmp_path):
-    run = tmp_path / "run"
-    main(["train", "--env", "gym:CartPole-v1", "--frames", "800", "--seed", "1",
-          "--backend", "inline", "--run-dir", str(run),
-          "--set", *TINY, "policy_head=separate"])
-    assert json.loads((run / "config.json").read_text())["policy_head"] == "separate"
-    rows = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
+    run, rows = trained_cartpole(tmp_path, "policy_head=separate")
     learned = [row for row in rows if "stats/logit_spread" in row]
     assert learned and all(np.isfinite(row["stats/logit_spread"]) for row in learned)
     assert all(row["stats/logit_spread"] != row["stats/adv_spread"] for row in learned)
@@ -57,13 +69,8 @@ def test_a_run_with_the_feedforward_core_trains_and_its_agent_has_it(tmp_path):
     """core=feedforward (issue 41's screen, not in the paper) from the command line to the
     checkpoint: the run learns (finite losses), and the loaded agent's network has the
     feedforward layer and no LSTM weights."""
-    run = tmp_path / "run"
-    main(["train", "--env", "gym:CartPole-v1", "--frames", "800", "--seed", "1",
-          "--backend", "inline", "--run-dir", str(run), "--set", *TINY, "core=feedforward"])
-    assert json.loads((run / "config.json").read_text())["core"] == "feedforward"
-    rows = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
-    losses = [row["losses/total"] for row in rows if "losses/total" in row]
-    assert losses and all(np.isfinite(losses))
+    run, rows = trained_cartpole(tmp_path, "core=feedforward")
+    assert finite_losses(rows)
     agent = load_agent(run)
     names = agent.net.state_dict()
     assert "family_nets.0.core.linear.weight" in names
@@ -78,13 +85,8 @@ def test_a_run_with_running_input_statistics_learns_them_and_its_agent_reads_the
     observations in (burn-in 2 + sequence 4 + bootstrap 1 = 7 steps × 4 sequences = 28 a
     step), and the loaded agent has the learned statistics (CartPole's cart velocity varies,
     so its variance has left the initial 1)."""
-    run = tmp_path / "run"
-    main(["train", "--env", "gym:CartPole-v1", "--frames", "800", "--seed", "1",
-          "--backend", "inline", "--run-dir", str(run), "--set", *TINY, "input_norm=running"])
-    assert json.loads((run / "config.json").read_text())["input_norm"] == "running"
-    rows = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
-    losses = [row["losses/total"] for row in rows if "losses/total" in row]
-    assert losses and all(np.isfinite(losses))
+    run, rows = trained_cartpole(tmp_path, "input_norm=running")
+    assert finite_losses(rows)
     agent = load_agent(run)
     stats = agent.net.input_norm
     assert stats.count.item() > 0 and stats.count.item() % 28 == 0
