@@ -107,6 +107,19 @@ def test_a_run_written_before_the_runtime_fields_existed_still_reads(tmp_path):
     assert set(FIELDS_ADDED_LATER) <= {f.name for f in dataclasses.fields(config)}
 
 
+
+def test_every_recorded_run_in_the_repository_still_reads():
+    """The run records kept in benchmarks/results were written by every version of gdi since
+    the first: each must still read back (and so resume, be evaluated, be reported). A Config
+    field added without its entry in FIELDS_ADDED_LATER fails here, as input_norm once did for
+    a run resumed across the change. Sample Factory's records (no "preset") are not gdi's."""
+    root = Path(__file__).resolve().parents[2] / "benchmarks" / "results"
+    records = [path for path in sorted(root.rglob("config.json"))
+               if "preset" in json.loads(path.read_text(encoding="utf-8"))]
+    assert len(records) > 100  # the records are there to be read
+    for path in records:
+        read_config(path.parent)  # a ValueError names the file and the field
+
 def test_a_run_written_before_scales_had_names_reads_as_its_kinds_scale(tmp_path):
     run = saved_run(tmp_path)
     record = json.loads((run / "config.json").read_text())
