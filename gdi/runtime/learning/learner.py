@@ -21,6 +21,10 @@ from gdi.learning.schedule import optimizer_schedule
 from gdi.runtime.storage.sequences import SequenceBatch
 from gdi.runtime.storage.steps import FrameBatch, stacked_tensors
 
+#: The step stride at which the learner samples a batch's observations for the running input
+#: statistics (``input_norm="running"``): the ALE's frame stack.
+INPUT_STATS_STRIDE = 4
+
 
 def batch_to_tensors(batch: SequenceBatch | FrameBatch, device: torch.device
                      ) -> dict[str, torch.Tensor]:
@@ -140,10 +144,13 @@ class Learner:
             group["lr"] = schedule.learning_rate
             group["weight_decay"] = schedule.weight_decay
 
-        # The running input statistics (input_norm="running") take in this batch before it is
-        # read, burn-in and bootstrap observations included, as Sample Factory's learner does.
-        self.net.update_input_stats(t["obs"])
         burn = cfg.burn_in
+        # The running input statistics (input_norm="running") take in the batch before it is
+        # read, as Sample Factory's learner does: every INPUT_STATS_STRIDE-th step of the
+        # learning part (the burn-in is the previous sequence's learning part). Consecutive
+        # ALE observations stack 3 of the same 4 frames, so every 4th step still sees each
+        # frame, at a quarter of the cost of all (all: a third of a step's time on 2 cores).
+        self.net.update_input_stats(t["obs"][burn::INPUT_STATS_STRIDE])
         state = t["initial_state"]
         if burn > 0:
             with torch.no_grad():  # burn-in: refresh the stored state, no gradient (R2D2)
