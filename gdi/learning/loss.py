@@ -21,6 +21,7 @@ from gdi.checks import one_of
 from gdi.learning.dueling import dueling_q
 from gdi.learning.policy_gradient import (
     PG_ADVANTAGE_NORMS,
+    clipped_fraction,
     clipped_surrogate_loss,
     normalized_pg_advantages,
 )
@@ -391,6 +392,8 @@ def loss(
         if config.pg_clip > 0:
             policy_loss = clipped_surrogate_loss(log_policy_taken, batch.behavior_log_probs,
                                                  pg_advantages, config.pg_clip).mean()
+            metrics[f"stats/pg_clipped_frac{suffix}"] = clipped_fraction(
+                log_policy_taken, batch.behavior_log_probs, pg_advantages, config.pg_clip)
         else:
             # ρ = 0 where π(a_t) = 0 (possible for ε-greedy): the term is 0, not 0·(−inf) = NaN.
             policy_loss = -torch.where(
@@ -434,6 +437,9 @@ def loss(
         total = total + config.aux_loss_scale * aux
         metrics[f"losses/aux/{name}"] = aux
 
+    if config.pg_clip > 0:
+        metrics["stats/pg_clipped_frac"] = torch.stack(
+            [metrics[f"stats/pg_clipped_frac_f{f + 1}"] for f in range(num_families)]).mean()
     if outputs.logits is not None:
         metrics["stats/logit_spread"] = torch.stack(
             [metrics[f"stats/logit_spread_f{f + 1}"] for f in range(num_families)]).mean()

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import torch
 
-__all__ = ["PG_ADVANTAGE_NORMS", "clipped_surrogate_loss", "normalized_pg_advantages"]
+__all__ = ["PG_ADVANTAGE_NORMS", "clipped_fraction", "clipped_surrogate_loss",
+           "normalized_pg_advantages"]
 
 #: How the policy gradient's advantages may be normalized over a batch: the choices of
 #: ``LossConfig.pg_advantage_norm`` (its annotation reads them from here).
@@ -54,3 +55,17 @@ def clipped_surrogate_loss(log_pi_taken: torch.Tensor, behavior_log_probs: torch
     surrogate = torch.minimum(ratio * advantages,
                               torch.clamp(ratio, 1.0 - clip, 1.0 + clip) * advantages)
     return torch.where(torch.isfinite(log_pi_taken), -surrogate, torch.zeros_like(surrogate))
+
+
+def clipped_fraction(log_pi_taken: torch.Tensor, behavior_log_probs: torch.Tensor,
+                     advantages: torch.Tensor, clip: float) -> torch.Tensor:
+    """The share of steps whose clipped surrogate (``clipped_surrogate_loss``) gives no
+    gradient: π has already moved past 1 ± ε of the behavior policy μ in the direction Â
+    pushes, r > 1 + ε where Â > 0 or r < 1 − ε where Â < 0 (r = π/μ). With actors that act
+    several learner steps behind, this is the part of a batch the policy gradient cannot use.
+    A 0-d tensor; steps with π(a_t) = 0 count as unclipped (their loss is 0 by another rule).
+    """
+    ratio = torch.exp(log_pi_taken.detach() - behavior_log_probs.detach())
+    advantages = advantages.detach()
+    beyond = ((ratio > 1.0 + clip) & (advantages > 0)) | ((ratio < 1.0 - clip) & (advantages < 0))
+    return (beyond & torch.isfinite(log_pi_taken)).to(ratio.dtype).mean()

@@ -7,7 +7,11 @@ import pytest
 import torch
 
 from gdi.learning import LossBatch, LossConfig, LossOutputs, loss
-from gdi.learning.policy_gradient import clipped_surrogate_loss, normalized_pg_advantages
+from gdi.learning.policy_gradient import (
+    clipped_fraction,
+    clipped_surrogate_loss,
+    normalized_pg_advantages,
+)
 from tests.learning.test_retrace import retrace_reference
 from tests.learning.test_vtrace import vtrace_reference
 from tests.tolerance import assert_close, is_close
@@ -565,6 +569,23 @@ def test_clipped_surrogate_by_hand(ratio, advantage, loss_by_hand, gradient_by_h
     assert_close(got, torch.tensor([[loss_by_hand]], dtype=DTYPE), terms=3)
     assert_close(gradient, torch.tensor([[gradient_by_hand]], dtype=DTYPE), terms=3)
 
+
+
+def test_clipped_fraction_counts_the_steps_whose_surrogate_gives_no_gradient():
+    """The four hand-worked cases above in one batch, plus a step where π(a_t) = 0: the two
+    whose gradient is 0 by hand are the clipped ones (2 of 5); the π = 0 step's loss is 0 by
+    another rule and does not count. Checked against autograd: the clipped steps are exactly
+    those with a zero gradient among the finite ones."""
+    ratios = torch.tensor([[1.5, 0.5, 0.5, 1.5, 1.0]], dtype=DTYPE)
+    advantages = torch.tensor([[2.0, 2.0, -2.0, -2.0, 1.0]], dtype=DTYPE)
+    log_mu = torch.full_like(ratios, math.log(0.2))
+    log_pi = (log_mu + ratios.log()).detach()
+    log_pi[0, 4] = -math.inf
+    assert clipped_fraction(log_pi, log_mu, advantages, 0.2).item() == 2 / 5  # exact: 2 of 5
+    finite = log_pi[:, :4].clone().requires_grad_(True)
+    (gradient,) = torch.autograd.grad(
+        clipped_surrogate_loss(finite, log_mu[:, :4], advantages[:, :4], 0.2).sum(), [finite])
+    assert (gradient == 0).sum().item() == 2
 
 def test_clipped_surrogate_needs_a_positive_clip():
     with pytest.raises(ValueError, match="needs ε > 0, got 0"):
