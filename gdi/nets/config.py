@@ -50,9 +50,10 @@ class NetworkConfig:
     A; not in the paper)."""
     input_norm: Literal[INPUT_NORMS] = "none"
     """How observations enter the torso after their scale: none (the paper: pixels × 1/255) or
-    running (each input element standardized by the running mean and variance of every batch
-    the learner has trained on and clipped to ±5, as Sample Factory's normalize_input; not in
-    the paper). The statistics are saved with the parameters."""
+    running (each input element standardized by the running mean and variance of the
+    observations the learner has trained on, every 4th step of each batch, and clipped to ±5,
+    as Sample Factory's normalize_input; not in the paper). The statistics are saved with the
+    parameters."""
 
     def __post_init__(self) -> None:
         self.check_network()

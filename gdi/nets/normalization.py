@@ -11,8 +11,9 @@ scales pixels by 1/255 and says nothing more (App. "Atari Preprocessing"), so th
 
 The statistics are buffers of the module, so they travel with the parameters wherever
 ``state_dict`` goes: checkpoints, the parameter server's pushes to the actors, ``gdi.load_agent``.
-Only the learner updates them (``GDINetwork.update_input_stats``, once per learner step on the
-batch's observations); actors and evaluation read the learner's.
+Only the learner updates them (``GDINetwork.update_input_stats``, once per learner step, on
+every 4th step of the batch's learning part: ``gdi.runtime.learning.learner``); actors and
+evaluation read the learner's.
 """
 
 from __future__ import annotations
