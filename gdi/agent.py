@@ -56,7 +56,7 @@ POLICIES = tuple(EVALUATION_POLICIES)
 # is, which agent it is, and every field that shapes the network or the meaning of λ.
 CHECKPOINT_IDENTITY_FIELDS = (
     "env", "env_overrides", "preset", "policy_space", "meta_controller", "torso",
-    "lstm_units", "head_hidden", "families", "aux_tasks", "policy_head", "core",
+    "lstm_units", "head_hidden", "families", "aux_tasks", "policy_head", "core", "input_norm",
 )
 
 

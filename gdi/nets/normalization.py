@@ -6,7 +6,7 @@ variance of every input element over all the observations it has trained on. On 
 that is a per-pixel standardization: pixels that never change (the walls, the score's
 background) go to 0 and the rare ones that do (Breakout's ball, a few pixels of 84 × 84) reach
 unit scale, where ``x / 255`` leaves them a small part of a mostly constant image. The paper
-scales pixels by 1/255 and says nothing more (App. "Atari Preprocessing"), so this is a lever,
+scales pixels by 1/255 and says nothing more (App. "Atari pre-processing hyperparameters"), so this is a lever,
 ``input_norm="running"``, and ``"none"`` stays the default.
 
 The statistics are buffers of the module, so they travel with the parameters wherever
@@ -83,9 +83,14 @@ class RunningInputNorm(nn.Module):
         # From count 0 the merge gives the batch's own moments (the initial σ² = 1 weighs 0).
         count, mean, var = merge_moments(self.count, self.mean, self.var, x.shape[0],
                                          batch_mean, batch_var)
-        self.count.copy_(count)
-        self.mean.copy_(mean)
-        self.var.copy_(var)
+        # A batch with a NaN or an infinity (an environment's fault) is left out: merged, it
+        # would poison its elements' statistics for the rest of the run, and every forward
+        # pass with them, where without the statistics it costs one skipped update. Chosen on
+        # the device (torch.where), so a CUDA learner does not wait for the check.
+        finite = torch.isfinite(mean).all() & torch.isfinite(var).all()
+        self.count.copy_(torch.where(finite, count, self.count))
+        self.mean.copy_(torch.where(finite, mean, self.mean))
+        self.var.copy_(torch.where(finite, var, self.var))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         # x·s − μ·s with s = 1/√(σ² + eps): one fused multiply-add over the input, then the clip.

@@ -128,6 +128,7 @@ def reference_loss(outputs, batch, config):
     metrics, magnitudes = {}, {}
     totals = {"value": 0.0, "q": 0.0, "policy": 0.0}
     total_magnitudes = dict.fromkeys(totals, 0.0)
+    clipped_shares = []  # each family's share of steps the clipped surrogate leaves flat
     for k in range(num_families):
         shape = SHAPES[config.reward_shapes[k]]
         rewards = batch.rewards.clone().apply_(shape)
@@ -171,6 +172,13 @@ def reference_loss(outputs, batch, config):
             ratio = (log_pi_taken - batch.behavior_log_probs).exp()
             low, high = 1 - config.pg_clip, 1 + config.pg_clip
             policy = -torch.minimum(ratio * weight, ratio.clamp(low, high) * weight)
+            # The steps whose surrogate is flat: π past 1 ± ε of μ in the direction Â pushes.
+            flat = [(r > high and w > 0) or (r < low and w < 0)
+                    for r, w in zip(ratio.flatten().tolist(), weight.flatten().tolist(),
+                                    strict=True)]
+            metrics[f"stats/pg_clipped_frac_f{k + 1}"] = sum(flat) / len(flat)
+            magnitudes[f"stats/pg_clipped_frac_f{k + 1}"] = 1.0  # a fraction
+            clipped_shares.append(sum(flat) / len(flat))
         else:
             policy = -pg_normalized_by_hand(pg, config.pg_advantage_norm) * log_pi_taken
         terms = {
@@ -214,6 +222,9 @@ def reference_loss(outputs, batch, config):
         + config.pg_loss_scale * total_magnitudes["policy"]
         + config.entropy_scale * entropy
     )
+    if clipped_shares:
+        metrics["stats/pg_clipped_frac"] = sum(clipped_shares) / len(clipped_shares)
+        magnitudes["stats/pg_clipped_frac"] = 1.0
     metrics["stats/rho_mean"] = magnitudes["stats/rho_mean"] = float(log_rhos.exp().mean())
     metrics["stats/rho_clipped_frac"] = float((log_rhos.exp() > config.clip_rho).double().mean())
     magnitudes["stats/rho_clipped_frac"] = 1.0  # a fraction
@@ -573,11 +584,11 @@ def test_clipped_surrogate_by_hand(ratio, advantage, loss_by_hand, gradient_by_h
 
 def test_clipped_fraction_counts_the_steps_whose_surrogate_gives_no_gradient():
     """The four hand-worked cases above in one batch, plus a step where π(a_t) = 0: the two
-    whose gradient is 0 by hand are the clipped ones (2 of 5); the π = 0 step's loss is 0 by
-    another rule and does not count. Checked against autograd: the clipped steps are exactly
+    whose gradient is 0 by hand are the clipped ones (2 of 5); the π = 0 step (r = 0 < 1 − ε
+    with Â < 0, flat by the formula) has a loss of 0 by another rule and does not count. Checked against autograd: the clipped steps are exactly
     those with a zero gradient among the finite ones."""
     ratios = torch.tensor([[1.5, 0.5, 0.5, 1.5, 1.0]], dtype=DTYPE)
-    advantages = torch.tensor([[2.0, 2.0, -2.0, -2.0, 1.0]], dtype=DTYPE)
+    advantages = torch.tensor([[2.0, 2.0, -2.0, -2.0, -1.0]], dtype=DTYPE)
     log_mu = torch.full_like(ratios, math.log(0.2))
     log_pi = (log_mu + ratios.log()).detach()
     log_pi[0, 4] = -math.inf

@@ -9,7 +9,7 @@ import torch
 from gdi.config import Config
 from gdi.nets import RunningInputNorm, build, merge_moments
 from gdi.runtime.learning.parameter_server import InlineParameterServer
-from tests.tolerance import assert_close
+from tests.tolerance import assert_close, is_close
 
 
 def test_merged_moments_are_those_of_all_samples_at_once():
@@ -100,7 +100,7 @@ def test_the_network_reads_its_input_through_the_statistics_it_is_given():
     assert net.input_norm.count.item() == 1
     assert_close(net.input_norm.mean, torch.full((4, 84, 84), 51 / 255), dtype=torch.float32)
     after, _ = net(obs, *args, net.initial_state(2))
-    assert not torch.allclose(before.value, after.value)
+    assert not is_close(after.value, before.value)
     plain_state = {k: v.clone() for k, v in plain.state_dict().items()}
     plain.update_input_stats(obs)  # nothing to update
     assert all(torch.equal(v, plain.state_dict()[k]) for k, v in plain_state.items())
@@ -109,22 +109,43 @@ def test_the_network_reads_its_input_through_the_statistics_it_is_given():
 
 
 def test_actors_receive_the_learners_statistics_through_the_parameter_server():
-    """The statistics are buffers: a push carries them, and an actor's copy then computes what
-    the learner's network does (the same kernels on the same values in one process: equal)."""
+    """The statistics are buffers: a push carries them. The server moves float32, so after
+    several updates (float64 values float32 cannot hold) the actor holds the learner's
+    statistics rounded to float32, and computes what the learner does up to that rounding."""
     torch.manual_seed(0)
     learner = build((6,), 3, torso="mlp", lstm_units=8, aux=False, input_norm="running")
     actor = build((6,), 3, torso="mlp", lstm_units=8, aux=False, input_norm="running")
-    learner.update_input_stats(torch.randn(50, 6) * 3 + 1)
+    for _ in range(6):
+        learner.update_input_stats(torch.randn(50, 6) * 3 + 1)
+    assert not torch.equal(learner.input_norm.var.float().double(), learner.input_norm.var)
     server = InlineParameterServer(actor)
     server.push(learner, 1)
     server.pull(actor, 0)
+    for name in ("count", "mean", "var"):  # a copy of the float32 rounding: exact
+        assert torch.equal(getattr(actor.input_norm, name),
+                           getattr(learner.input_norm, name).float().double())
     obs = torch.randn(2, 5, 6)
     args = (torch.zeros(2, 5, dtype=torch.long), torch.zeros(2, 5), torch.zeros(2, 5,
             dtype=torch.bool), learner.initial_state(5))
-    assert torch.equal(actor(obs, *args)[0].value, learner(obs, *args)[0].value)
-    # The server moves float32: the actor holds the learner's float64 statistics rounded to it,
-    # all that its float32 forward reads of them.
-    assert torch.equal(actor.input_norm.var, learner.input_norm.var.float().double())
+    assert_close(actor(obs, *args)[0].value, learner(obs, *args)[0].value, dtype=torch.float32,
+                 terms=6 * 8, magnitude=5.0)
+
+
+def test_a_batch_with_a_nan_or_an_infinity_leaves_the_statistics_as_they_were():
+    """One bad element (an environment's fault) would poison its statistics for good; the
+    batch is left out and the next clean one is merged as usual."""
+    norm = RunningInputNorm((3,))
+    clean = torch.tensor([[0.0, 1.0, 2.0], [2.0, 3.0, 4.0]])
+    norm.update(clean)
+    before = {name: getattr(norm, name).clone() for name in ("count", "mean", "var")}
+    for bad in (float("nan"), float("inf")):
+        poisoned = clean.clone()
+        poisoned[1, 2] = bad
+        norm.update(poisoned)
+        for name, value in before.items():  # untouched: exact
+            assert torch.equal(getattr(norm, name), value), (bad, name)
+    norm.update(clean)
+    assert norm.count.item() == 4 and torch.isfinite(norm.mean).all()
 
 
 def test_an_unknown_input_norm_is_refused_naming_the_choices():

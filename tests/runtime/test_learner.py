@@ -22,8 +22,8 @@ from tests.runtime.helpers import tiny_config
 from tests.tolerance import assert_close
 
 
-def setup(seed: int = 0):
-    config = tiny_config(seed=seed)
+def setup(seed: int = 0, **extra):
+    config = tiny_config(seed=seed, **extra)
     env_config = resolve_env(config.env)
     shapes = env_shapes(env_config, seed)
     torch.manual_seed(seed)
@@ -176,6 +176,26 @@ def test_a_compiled_learner_applies_the_same_updates_as_the_eager_one():
     assert compiled.steps == eager.steps == 3
     # Same parameter names: checkpoints and pushes are those of the eager network.
     assert list(compiled.net.state_dict()) == list(eager.net.state_dict())
+
+
+def test_the_learner_folds_every_4th_step_into_the_input_statistics_at_a_turning_phase():
+    """input_norm=running: each step takes in every 4th observation of the learning part
+    (sequence 4 + bootstrap 1 = 5 steps after the burn-in) starting at phase steps % 4: 2, 1,
+    1, 1 per sequence over four steps, × the batch's sequences; the statistics are those of
+    exactly those observations (CartPole's floats: the network's scale is 1)."""
+    config, _, learner, actor = setup(input_norm="running")
+    taken = []
+    for step in range(4):
+        batch = next_window(actor)
+        learning = torch.from_numpy(batch.obs[config.burn_in:])
+        taken.append(learning[step % 4::4].reshape(-1, *learning.shape[2:]))
+        learner.step(batch, 0.5)
+    seen = torch.cat(taken).double()
+    stats = learner.net.input_norm
+    assert stats.count.item() == len(seen) == (2 + 1 + 1 + 1) * batch.obs.shape[1]  # counts
+    assert_close(stats.mean, seen.mean(0), terms=len(seen), dtype=torch.float32)
+    assert_close(stats.var, seen.var(0, unbiased=False), terms=len(seen), dtype=torch.float32,
+                 magnitude=float(seen.square().max()))
 
 
 def test_a_cpu_learner_lets_the_collector_allocate_its_batches():

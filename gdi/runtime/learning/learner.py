@@ -147,10 +147,13 @@ class Learner:
         burn = cfg.burn_in
         # The running input statistics (input_norm="running") take in the batch before it is
         # read, as Sample Factory's learner does: every INPUT_STATS_STRIDE-th step of the
-        # learning part (the burn-in is the previous sequence's learning part). Consecutive
-        # ALE observations stack 3 of the same 4 frames, so every 4th step still sees each
-        # frame, at a quarter of the cost of all (all: a third of a step's time on 2 cores).
-        self.net.update_input_stats(t["obs"][burn::INPUT_STATS_STRIDE])
+        # learning part (the burn-in is the previous sequence's learning part), a quarter of
+        # the cost of all (all: a third of a step's time on 2 cores). Consecutive ALE
+        # observations stack 3 of the same 4 frames, so every 4th step still sees each frame;
+        # the phase turns with the step count, so over 4 steps every position in a sequence
+        # is seen (environments without a stack included).
+        offset = burn + self.steps % INPUT_STATS_STRIDE
+        self.net.update_input_stats(t["obs"][offset::INPUT_STATS_STRIDE])
         state = t["initial_state"]
         if burn > 0:
             with torch.no_grad():  # burn-in: refresh the stored state, no gradient (R2D2)
