@@ -12,7 +12,7 @@
 set -u
 cd "$(dirname "$0")/.."
 GDI=.venv/bin/gdi
-HEAD="--preset gdi-i3 --env ale:Breakout --scale ale-cpu --learning policy-head"
+GAME="--preset gdi-i3 --env ale:Breakout --scale ale-cpu"
 # A run started by an earlier queue (its process still going) is waited for, not doubled.
 while pgrep -f "run-dir runs/screen|--resume runs/screen" >/dev/null; do sleep 30; done
 
@@ -24,7 +24,8 @@ archive() {  # archive RUN: its records (not its checkpoints) into the repositor
   gzip -c "$run/meta.jsonl" > "$dst/meta.jsonl.gz"
 }
 
-screen() {  # screen NAME SEED ARGS...: the first 1M frames of the head's 6M-frame schedule
+screen() {  # screen NAME SEED ARGS...: the first 1M frames of a 6M-frame schedule, with the
+            # policy head (--learning policy-head), or the paper's T with LEARNING=paper
   local name=$1 seed=$2; shift 2
   local run=runs/screen/$name-$seed
   [ -e "$run.done" ] && return 0
@@ -32,7 +33,7 @@ screen() {  # screen NAME SEED ARGS...: the first 1M frames of the head's 6M-fra
     nice $GDI train --resume "$run" --stop-at 1e6 || return 1
   else
     rm -rf "$run"
-    nice $GDI train $HEAD --stop-at 1e6 --seed "$seed" --run-dir "$run" "$@" || return 1
+    nice $GDI train $GAME --learning "${LEARNING:-policy-head}" --stop-at 1e6 --seed "$seed" --run-dir "$run" "$@" || return 1
   fi
   archive "$run" && touch "$run.done"
 }
@@ -44,10 +45,11 @@ extend() {  # extend NAME SEED FRAMES: a finished screen continued to FRAMES of 
   archive "$run" && touch "$run.to$3.done"
 }
 
-# --- the queue (2026-11-28, tenth session: the standardized inputs' seeds, then one to 2M) ---
+# --- the queue (2026-11-28, tenth session: the standardized inputs' seeds, and on the paper's T) --
 screen breakout-head-e-inputnorm 0 --set input_norm=running || exit 1
 screen breakout-head-e-inputnorm 1 --set input_norm=running || exit 1
 screen breakout-head-e-inputnorm 2 --set input_norm=running || exit 1
+LEARNING=paper screen breakout-paper-inputnorm 0 --set input_norm=running || exit 1
 extend breakout-head-e-inputnorm 0 2e6 || exit 1
 screen breakout-head-e-minreplay16 0 --set min_replay=16 || exit 1
 echo "queue done $(date)"
