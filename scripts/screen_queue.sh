@@ -45,11 +45,13 @@ extend() {  # extend NAME SEED FRAMES: a finished screen continued to FRAMES of 
   archive "$run" && touch "$run.to$3.done"
 }
 
-# --- the queue (2026-11-28, tenth session: the standardized inputs' seeds, and on the paper's T) --
+# --- the queue (for the eleventh session: the standardized inputs' three seeds to 2M, then the
+# next lever on top of them). A run folder lost with a machine starts again from frame 0. ---
 screen breakout-head-e-inputnorm 0 --set input_norm=running || exit 1
 screen breakout-head-e-inputnorm 1 --set input_norm=running || exit 1
 screen breakout-head-e-inputnorm 2 --set input_norm=running || exit 1
-LEARNING=paper screen breakout-paper-inputnorm 0 --set input_norm=running || exit 1
 extend breakout-head-e-inputnorm 0 2e6 || exit 1
-screen breakout-head-e-minreplay16 0 --set min_replay=16 || exit 1
+extend breakout-head-e-inputnorm 1 2e6 || exit 1
+extend breakout-head-e-inputnorm 2 2e6 || exit 1
+screen breakout-head-e-inputnorm-minreplay16 0 --set input_norm=running min_replay=16 || exit 1
 echo "queue done $(date)"
