@@ -14,8 +14,9 @@ episodes first reached each level (``--levels``), the last evaluation within the
 the learner saw, as medians over the logged rows of each third of the cut: the entropy of π_λ
 (nats; uniform over Breakout's 18 actions is log 18 = 2.89), E's mean sampled 1/τ₁ and 1/τ₂,
 the spread of A over actions (max − min, how hard π_λ can lean at a given 1/τ) and the mean of
-the policy gradient's advantages ρ_s δ (a positive mean reinforces whatever was sampled); with
-a run that has a policy head beside A (``policy_head=separate``), the spread of its logits L too. A
+the policy gradient's advantages ρ_s δ (a positive mean reinforces whatever was sampled); where
+a run logged them, the spread of a policy head's logits L (``policy_head=separate``), the share
+of each batch PPO's clip left without a policy gradient, and the actors' policy lag. A
 dash: the run did not log it (runs older than the statistic) or never reached the level. The
 figure: training return and entropy against frames, one line per run.
 
@@ -56,9 +57,15 @@ STATISTICS = (
     ("stats/adv_spread", "A spread", 2),
     ("stats/pg_advantage_mean", "mean ρδ", 3),
 )
-#: Shown only when a run of the table logged it: the spread of a policy head's logits L
-#: (policy_head=separate), what π_λ leans on in place of A.
-POLICY_HEAD_STATISTIC = ("stats/logit_spread", "L spread", 2)
+#: Each shown only when a run of the table logged it: the spread of a policy head's logits L
+#: (policy_head=separate), what π_λ leans on in place of A; the share of a batch that PPO's clip
+#: leaves without a policy gradient (pg_clip > 0: π already moved past 1 ± ε of the actors'
+#: μ); how many learner steps the actors' parameters were behind when the batch learned.
+OPTIONAL_STATISTICS = (
+    ("stats/logit_spread", "L spread", 2),
+    ("stats/pg_clipped_frac", "clipped", 2),
+    ("perf/policy_lag", "lag (steps)", 1),
+)
 
 
 @dataclass
@@ -107,9 +114,9 @@ def _number(value: float | None, digits: int) -> str:
 
 def screen_table(runs: list[Screened], frames: float, levels: Sequence[float],
                  window: int) -> str:
-    statistics = STATISTICS
-    if any(POLICY_HEAD_STATISTIC[0] in row for run in runs for row in run.curve.learner_rows):
-        statistics = (*STATISTICS, POLICY_HEAD_STATISTIC)
+    statistics = STATISTICS + tuple(
+        optional for optional in OPTIONAL_STATISTICS
+        if any(optional[0] in row for run in runs for row in run.curve.learner_rows))
     head = ["run", "frames", *(f"to {level:g}" for level in levels), "last eval (frames)",
             *(f"{title} (thirds)" for _, title, _ in statistics)]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
