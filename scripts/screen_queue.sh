@@ -45,7 +45,7 @@ extend() {  # extend NAME SEED FRAMES: a finished screen continued to FRAMES of 
   archive "$run" && touch "$run.to$3.done"
 }
 
-# --- the queue (the eleventh session: seed 0 of the standardized inputs to 2M, five levers on top
+# --- the queue (the eleventh session: seed 0 of the standardized inputs to 2M, six levers on top
 # of them, screened on seed 0 against it, then seeds 1 and 2 to 2M). A run folder lost with a
 # machine starts again from frame 0. ---
 screen breakout-head-e-inputnorm 0 --set input_norm=running || exit 1
@@ -57,6 +57,7 @@ screen breakout-head-e-inputnorm-box2 0 --set input_norm=running \
 screen breakout-head-e-inputnorm-clip0.2 0 --set input_norm=running pg_clip=0.2 || exit 1
 screen breakout-head-e-inputnorm-box100 0 --set input_norm=running \
     'meta_kwargs.ranges=[[0,100],[0,100],[0,1]]' 'meta_kwargs.accuracies=[2,2,0.1]' || exit 1
+screen breakout-head-e-inputnorm-lr7.5e-4 0 --set input_norm=running learning_rate=7.5e-4 || exit 1
 screen breakout-head-e-inputnorm 1 --set input_norm=running || exit 1
 screen breakout-head-e-inputnorm 2 --set input_norm=running || exit 1
 extend breakout-head-e-inputnorm 1 2e6 || exit 1
