@@ -18,7 +18,7 @@ was acted k updates behind. Each row is the learner's own statistics of that bat
 update (``gdi.learning.loss``): the mean ρ, the share of steps with ρ > ρ̄, the share the clip
 leaves without gradient, and π_λ's entropy; means over ``--repeats`` independent repeats (each
 a fresh learner and new play). ``--set`` changes the learner's settings (the learning rate,
-the clip, E's box), not the checkpoint. With ``input_norm=running`` the learner folds each batch
+the clip), not the checkpoint. With ``input_norm=running`` the learner folds each batch
 into the input statistics before reading it (as Sample Factory's learner does), so even lag 0
 moves ρ a little while the statistics are young; late in a run a batch moves them by ~10⁻⁴.
 """
