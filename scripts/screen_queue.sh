@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # The issue-41 run queue: ALE screens of the policy head and MinAtar checks, one at a time, each
 # resumable, each run's records copied into benchmarks/results/ (ale-screen/, minatar-head/) when
-# it finishes. Edit the list at the
-# bottom (only while the queue is not running: bash reads a script as it goes), then
+# it finishes. Edit the list at the bottom (only while the queue is not running: bash reads a
+# script as it goes), then
 #
 #   nohup bash scripts/screen_queue.sh > runs/queue.out 2>&1 &
 #
-# A run with a checkpoint resumes; a finished one has runs/screen/RUN.done (runs/minatar-head/…) (RUN.toN.done for an
-# extension to N frames). Stop it with `pkill -f scripts/screen_queue.sh` and then SIGTERM to the
-# gdi run (`pkill -TERM -f RUN`), which checkpoints. Never run MinAtar beside an ALE run: on 2
-# cores the ALE run drops from ~800 to ~150 frames/s.
+# A run with a checkpoint resumes; a finished one has runs/screen/RUN.done or
+# runs/minatar-head/RUN.done (RUN.toN.done for an extension to N frames). Stop it with
+# `pkill -f scripts/screen_queue.sh` and then SIGTERM to the gdi run (`pkill -TERM -f RUN`),
+# which checkpoints. Never run MinAtar beside an ALE run: on 2 cores the ALE run drops from ~800
+# to ~150 frames/s.
 set -u
 cd "$(dirname "$0")/.."
 GDI=.venv/bin/gdi
@@ -19,8 +20,9 @@ while pgrep -f "run-dir runs/(screen|minatar-head)|--resume runs/(screen|minatar
   sleep 30
 done
 
-archive() {  # archive RUN: its records (not its checkpoints) into the repository
-  local run=$1 dst=benchmarks/results/ale-screen/$(basename "$1")
+archive() {  # archive RUN [RESULTS]: its records (not its checkpoints) into the repository,
+             # under benchmarks/results/RESULTS (default ale-screen)
+  local run=$1 dst=benchmarks/results/${2:-ale-screen}/$(basename "$1")
   mkdir -p "$dst"
   cp "$run/config.json" "$run/metrics.jsonl" "$dst/"
   [ -d "$run/eval" ] && cp -r "$run/eval" "$dst/"
@@ -60,11 +62,7 @@ minatar() {  # minatar NAME SEED ARGS...: make train's run (GDI-I³, MinAtar Bre
     nice $GDI train --preset gdi-i3 --env minatar:breakout --learning policy-head \
         --seed "$seed" --run-dir "$run" --no-report "$@" || return 1
   fi
-  local dst=benchmarks/results/minatar-head/$name-$seed
-  mkdir -p "$dst" && cp "$run/config.json" "$run/metrics.jsonl" "$dst/"
-  [ -d "$run/eval" ] && cp -r "$run/eval" "$dst/"
-  gzip -c "$run/meta.jsonl" > "$dst/meta.jsonl.gz"
-  touch "$run.done"
+  archive "$run" minatar-head && touch "$run.done"
 }
 
 # --- the queue (for the twelfth session: the levers of the eleventh are in and archived; seeds
