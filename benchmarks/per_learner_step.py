@@ -155,10 +155,13 @@ def step_figure(runs: list[StepCurve], window: int, path: Path) -> None:
     entropy.set_ylabel("entropy of π_λ (nats)")
     for ax in (by_frames, by_steps, entropy):
         ax.grid(alpha=0.3)
-    fig.legend(*by_frames.get_legend_handles_labels(), loc="lower center", ncol=len(runs),
+    # Two labels a row: a row of every run's label runs off the figure past three runs.
+    columns = min(len(runs), 2)
+    legend_rows = -(-len(runs) // columns)
+    fig.legend(*by_frames.get_legend_handles_labels(), loc="lower center", ncol=columns,
                fontsize=9, frameon=False)
     fig.suptitle(f"{runs[0].curve.game}: per frame and per learner step")
-    fig.tight_layout(rect=(0, 0.08, 1, 1))
+    fig.tight_layout(rect=(0, 0.05 * legend_rows + 0.02, 1, 1))
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=120)
     plt.close(fig)
