@@ -31,7 +31,7 @@ def window_by_block(run: Path, since: float, until: float, blocks: int):
     """The run's index names, and per coordinate: the block edges (in λ), the mean return per
     block (NaN where none) and the episodes per block, over episodes in (since, until]."""
     from gdi.analysis.e_headroom import bin_means
-    from gdi.analysis.e_learning import _log_scaled, load_episode_log
+    from gdi.analysis.e_learning import load_episode_log, log_scaled_coordinates
 
     log = load_episode_log(run)
     inside = (log.frames > since) & (log.frames <= until)
@@ -42,7 +42,8 @@ def window_by_block(run: Path, since: float, until: float, blocks: int):
     coordinates = []
     # Blocks even in log(1 + λ) where the range spans orders of magnitude (the Gymnasium
     # scale's 1/τ), as gdi.analysis.e_learning bins them; linear on ALE's and MinAtar's boxes.
-    for i, ((low, high), log_scale) in enumerate(zip(log.ranges, _log_scaled(log), strict=True)):
+    scaled = log_scaled_coordinates(log)
+    for i, ((low, high), log_scale) in enumerate(zip(log.ranges, scaled, strict=True)):
         edges = (np.expm1(np.linspace(np.log1p(low), np.log1p(high), blocks + 1)) if log_scale
                  else np.linspace(low, high, blocks + 1))
         means, counts = bin_means(log.lambdas[inside, i], log.returns[inside], edges)

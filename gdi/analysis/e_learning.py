@@ -31,6 +31,7 @@ __all__ = [
     "EpisodeLog",
     "kl_to_uniform",
     "load_episode_log",
+    "log_scaled_coordinates",
     "observed_returns",
     "replayed_estimates",
     "sampled_kl_over_time",
@@ -103,9 +104,10 @@ def uniform_kl_floor(n: int, bins: int = BINS, reps: int = 2000, seed: int = 0) 
     return float(np.mean([kl_to_uniform(rng.uniform(size=n), bins) for _ in range(reps)]))
 
 
-def _log_scaled(log: EpisodeLog) -> list[bool]:
-    """Coordinates whose range spans orders of magnitude are binned in log1p units (the gym
-    1/τ search); ALE's and MinAtar's [0, 50] and ε's [0, 1] are binned linearly."""
+def log_scaled_coordinates(log: EpisodeLog) -> list[bool]:
+    """Per coordinate of λ, whether it is binned in log1p units: those whose range spans orders
+    of magnitude (upper bound above 100: the gym 1/τ search); ALE's and MinAtar's [0, 50] and
+    ε's [0, 1] are binned linearly. Every reading of λ by blocks shares this rule."""
     return [bool(hi > 100.0) for _, hi in log.ranges]
 
 
@@ -114,7 +116,7 @@ def sampled_kl_over_time(log: EpisodeLog, windows: int = 10,
     """Per actor: ``[windows, dim]`` KL to uniform of the λ sampled in each of ``windows``
     equal slices of the frame budget (NaN where a slice has fewer than ``2 · bins`` episodes)."""
     edges = np.linspace(0, log.budget, windows + 1)
-    scaled = _log_scaled(log)
+    scaled = log_scaled_coordinates(log)
     out = {}
     for actor in np.unique(log.actors):
         mine = log.actors == actor

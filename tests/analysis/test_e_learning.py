@@ -10,6 +10,7 @@ from gdi.analysis.e_learning import (
     EpisodeLog,
     kl_to_uniform,
     load_episode_log,
+    log_scaled_coordinates,
     observed_returns,
     replay_updates,
     replayed_estimates,
@@ -127,3 +128,11 @@ def test_an_e_without_estimates_replays_to_none(tmp_path):
     result = train(tiny_config("gdi-i3-uniform", frames=800), tmp_path / "run",
                    show_progress=False)
     assert replayed_estimates(result.run_dir) is None
+
+
+def test_only_coordinates_spanning_orders_of_magnitude_are_log_scaled():
+    # The gym 1/τ search [0, 1000] is read in log1p units; ALE's [0, 50] and ε's [0, 1] linearly.
+    log = EpisodeLog(frames=np.zeros(0), actors=np.zeros(0), lambdas=np.zeros((0, 3)),
+                     returns=np.zeros(0), index_names=("inv_tau1", "inv_tau2", "eps"),
+                     ranges=np.array([[0.0, 1000.0], [0.0, 50.0], [0.0, 1.0]]), budget=1)
+    assert log_scaled_coordinates(log) == [True, False, False]
