@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# The issue-41 run queue: ALE screens of the policy head and MinAtar checks, one at a time, each
-# resumable, each run's records copied into benchmarks/results/ (ale-screen/, minatar-head/) when
-# it finishes. Edit the list at the bottom (only while the queue is not running: bash reads a
-# script as it goes), then
+# The issue-41 run queue: ALE screens of the policy head, MinAtar checks and the other games, one
+# at a time, each resumable, each run's records copied into benchmarks/results/ (ale-screen/,
+# minatar-head/, ale-games/) when it finishes. Edit the list at the bottom (only while the queue
+# is not running: bash reads a script as it goes), then
 #
 #   nohup bash scripts/screen_queue.sh > runs/queue.out 2>&1 &
 #
-# A run with a checkpoint resumes; a finished one has runs/screen/RUN.done or
-# runs/minatar-head/RUN.done (RUN.toN.done for an extension to N frames). Stop it with
+# A run with a checkpoint resumes; a finished one has RUN.done beside its folder (runs/screen/,
+# runs/minatar-head/, runs/games/; RUN.toN.done for an extension to N frames). Stop it with
 # `pkill -f scripts/screen_queue.sh` and then SIGTERM to the gdi run (`pkill -TERM -f RUN`),
 # which checkpoints. Never run MinAtar beside an ALE run: on 2 cores the ALE run drops from ~800
 # to ~150 frames/s.
@@ -16,7 +16,7 @@ cd "$(dirname "$0")/.."
 GDI=.venv/bin/gdi
 GAME="--preset gdi-i3 --env ale:Breakout --scale ale-cpu"
 # A run started by an earlier queue (its process still going) is waited for, not doubled.
-while pgrep -f "run-dir runs/(screen|minatar-head)|--resume runs/(screen|minatar-head)" >/dev/null; do
+while pgrep -f "run-dir runs/(screen|minatar-head|games)|--resume runs/(screen|minatar-head|games)" >/dev/null; do
   sleep 30
 done
 
@@ -43,6 +43,22 @@ screen() {  # screen NAME SEED ARGS...: the first 1M frames of a 6M-frame schedu
   archive "$run" && touch "$run.done"
 }
 
+game() {  # game GAME NAME SEED ARGS...: ale:GAME at ale-cpu, its whole 6M-frame schedule, with
+          # the policy head; records into benchmarks/results/ale-games/GAME-NAME-SEED
+  local game=$1 name=$2 seed=$3; shift 3
+  local run=runs/games/$game-$name-$seed
+  [ -e "$run.done" ] && return 0
+  mkdir -p runs/games
+  if ls "$run"/checkpoints/ckpt_*.pt >/dev/null 2>&1; then
+    nice $GDI train --resume "$run" || return 1
+  else
+    rm -rf "$run"
+    nice $GDI train --preset gdi-i3 --env "ale:$game" --scale ale-cpu --learning policy-head \
+      --seed "$seed" --run-dir "$run" "$@" || return 1
+  fi
+  archive "$run" ale-games && touch "$run.done"
+}
+
 extend() {  # extend NAME SEED FRAMES: a finished screen continued to FRAMES of its schedule
   local run=runs/screen/$1-$2
   [ -e "$run.to$3.done" ] && return 0
@@ -65,14 +81,21 @@ minatar() {  # minatar NAME SEED ARGS...: make train's run (GDI-I³, MinAtar Bre
   archive "$run" minatar-head && touch "$run.done"
 }
 
-# --- the queue (for the twelfth session: the levers of the eleventh are in and archived; seeds
-# 1 and 2 of the standardized inputs to 2M, then MinAtar's check of them before any default
-# moves). A run folder lost with a machine starts again from frame 0. ---
+# --- the queue (twelfth session: seeds 1 and 2 of the standardized inputs to 2M, MinAtar's check
+# of them before any default moves, then the other games). A run folder lost with a machine
+# starts again from frame 0. ---
 screen breakout-head-e-inputnorm 1 --set input_norm=running || exit 1  # a no-op when done
 screen breakout-head-e-inputnorm 2 --set input_norm=running || exit 1
 extend breakout-head-e-inputnorm 1 2e6 || exit 1
 extend breakout-head-e-inputnorm 2 2e6 || exit 1
 for seed in 0 1 2 3 4; do
   minatar breakout-head-inputnorm "$seed" --set input_norm=running || exit 1
+done
+# The other games with the head and standardized inputs, each to its 6M frames (~2.5 h here;
+# several sessions: each resumes from its last checkpoint), seed 0 of each game first.
+for seed in 0 1; do
+  for game in Boxing SpaceInvaders MsPacman RoadRunner; do
+    game "$game" head-e-inputnorm "$seed" --set input_norm=running || exit 1
+  done
 done
 echo "queue done $(date)"
