@@ -21,6 +21,7 @@ machine's cores minus one (the learner's process keeps one), each actor stepping
     python -m benchmarks.gpu_atari                       # ale:Breakout, 8 minutes, on cuda
     python -m benchmarks.gpu_atari --minutes 3 --set envs_per_actor=16
     python -m benchmarks.gpu_atari --actor-device cuda   # actors' inference on the GPU too
+    python -m benchmarks.gpu_atari --learning policy-head --set input_norm=running
     python -m benchmarks.gpu_atari --device cpu --minutes 1 --set batch_size=4 ...  # a CPU check
 
 On a machine without CUDA, ``--device cuda`` is refused in one line (the config validation).
@@ -54,9 +55,10 @@ def default_actors() -> int:
 def train_command(args: argparse.Namespace, run_dir: Path) -> list[str]:
     settings = [f"learner_device={args.device}", f"actor_device={args.actor_device}",
                 f"num_actors={args.actors}", *args.set]
+    learning = ["--learning", args.learning] if args.learning else []
     return [sys.executable, "-m", "gdi.cli", "train", "--preset", args.preset, "--env", args.env,
-            "--seed", str(args.seed), "--backend", "local", "--run-dir", str(run_dir),
-            "--no-report", "--set", *settings]
+            *learning, "--seed", str(args.seed), "--backend", "local", "--run-dir",
+            str(run_dir), "--no-report", "--set", *settings]
 
 
 def _rows(path: Path) -> list[dict]:
@@ -89,6 +91,7 @@ def summarize(run_dir: Path, wall_s: float) -> dict:
     frames = int(rows[-1]["frames"])
     return {
         "env": config["env"], "preset": config["preset"],
+        "learning": config.get("learning", "paper"),
         "learner_device": config["learner_device"],
         "actor_device": config.get("actor_device", "cpu"), "num_actors": config["num_actors"],
         "envs_per_actor": config["envs_per_actor"], "batch_size": config["batch_size"],
@@ -152,7 +155,7 @@ def print_summary(s: dict) -> None:
     def share(v):
         return "n/a" if v is None else f"{v:.0%}"
 
-    print(f"{s['env']} {s['preset']}: {s['num_actors']} actors × {s['envs_per_actor']} envs "
+    print(f"{s['env']} {s['preset']} ({s['learning']} T): {s['num_actors']} actors × {s['envs_per_actor']} envs "
           f"acting on {s['actor_device']}, learner on {s['learner_device']}, "
           f"batch {s['batch_size']}")
     print(f"  frames {s['frames']:,} in {s['wall_s']:.0f} s: "
@@ -170,6 +173,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                                      description=__doc__.split("\n\n")[0])
     parser.add_argument("--env", default="ale:Breakout")
     parser.add_argument("--preset", default="gdi-i3")
+    parser.add_argument("--learning", default=None,
+                        help="gdi train --learning NAME (default: the scale's, the paper's T)")
     parser.add_argument("--minutes", type=float, default=DEFAULT_MINUTES,
                         help=f"wall time of training, from its first logged row (default "
                              f"{DEFAULT_MINUTES:g})")

@@ -52,6 +52,17 @@ def test_evaluations_are_read_from_the_run_folder(tmp_path):
     assert figures["evaluations"] == [{"frames": 2000, "mean_return": 4.0}]
 
 
+def test_a_named_learning_reaches_gdi_train(tmp_path):
+    args = gpu_atari.parse_args(["--learning", "policy-head", "--actors", "3",
+                                 "--set", "input_norm=running"])
+    command = gpu_atari.train_command(args, tmp_path / "run")
+    assert command[command.index("--learning") + 1] == "policy-head"
+    assert command[command.index("--set") + 1:] == [
+        "learner_device=cuda", "actor_device=cpu", "num_actors=3", "input_norm=running"]
+    # Without one, gdi train takes the scale's (the paper's T).
+    assert "--learning" not in gpu_atari.train_command(gpu_atari.parse_args([]), tmp_path / "r")
+
+
 def test_bad_arguments_are_one_line(capsys):
     with pytest.raises(SystemExit) as stop:
         gpu_atari.parse_args(["--minutes", "0"])
