@@ -155,8 +155,9 @@ def print_summary(s: dict) -> None:
     def share(v):
         return "n/a" if v is None else f"{v:.0%}"
 
-    print(f"{s['env']} {s['preset']} ({s['learning']} T): {s['num_actors']} actors × {s['envs_per_actor']} envs "
-          f"acting on {s['actor_device']}, learner on {s['learner_device']}, "
+    print(f"{s['env']} {s['preset']} ({s['learning']} T): {s['num_actors']} actors × "
+          f"{s['envs_per_actor']} envs acting on {s['actor_device']}, learner on "
+          f"{s['learner_device']}, "
           f"batch {s['batch_size']}")
     print(f"  frames {s['frames']:,} in {s['wall_s']:.0f} s: "
           f"{s['frames_per_s_end_to_end']:,.0f} frames/s end to end "
