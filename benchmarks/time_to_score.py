@@ -3,7 +3,9 @@ its frames/s and final return, per run and per group of runs (before / after a c
 
 A run's clock starts when its ``config.json`` is written and an evaluation's time is when its
 file in ``eval/`` was written, so the minutes include start-up, the collector's fill and the
-evaluations themselves: what a user waits. Groups are compared by their mean final return and
+evaluations themselves: what a user waits. A copy that did not keep the files' times (``cp``
+without ``-p``: every file written within a second of config.json) has no clock: its minutes
+and frames/s read "—" rather than a division by nothing. Groups are compared by their mean final return and
 mean of each run's last three evaluations (as benchmarks/minatar_report.py), each with a 95 %
 percentile-bootstrap interval over runs (rliable, as ``gdi report``), and by the median of the
 other columns.
@@ -29,10 +31,10 @@ from gdi.evaluation.aggregates import aggregate_intervals
 class RunTimes:
     name: str
     frames: int
-    wall_minutes: float
+    wall_minutes: float | None  # None: the files' times were not kept (a copy), no clock
     final_return: float
     last3_return: float  # mean of the last three evaluations: less noisy than the last alone
-    minutes_to_target: float | None  # None: the target was never reached
+    minutes_to_target: float | None  # None: the target was never reached, or no clock
     frames_to_target: int | None
 
 
@@ -47,13 +49,16 @@ def run_times(run_dir: Path, target: float) -> RunTimes:
     records.sort(key=lambda item: item[0]["frames"])
     reached = next(((rec, when) for rec, when in records if rec["mean_return"] >= target), None)
     last, last_time = records[-1]
+    # A run writes its last evaluation minutes after its config; a copy made without keeping
+    # the files' times stamps them all within a second of each other.
+    clock = last_time - start > 1.0
     return RunTimes(
         name=run_dir.name,
         frames=int(last["frames"]),
-        wall_minutes=(last_time - start) / 60,
+        wall_minutes=(last_time - start) / 60 if clock else None,
         final_return=float(last["mean_return"]),
         last3_return=float(np.mean([rec["mean_return"] for rec, _ in records[-3:]])),
-        minutes_to_target=None if reached is None else (reached[1] - start) / 60,
+        minutes_to_target=None if reached is None or not clock else (reached[1] - start) / 60,
         frames_to_target=None if reached is None else int(reached[0]["frames"]),
     )
 
@@ -81,12 +86,15 @@ def main(argv: list[str] | None = None) -> int:
     print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for name, runs in groups.items():
         for r in runs:
-            to_min = "never" if r.minutes_to_target is None else f"{r.minutes_to_target:.1f}"
             to_frames = "never" if r.frames_to_target is None else f"{r.frames_to_target:,}"
-            print(f"| {name} | {r.name} | {r.frames:,} | {r.wall_minutes:.1f} | "
-                  f"{r.frames / (r.wall_minutes * 60):,.0f} | {r.final_return:.2f} | "
-                  f"{r.last3_return:.2f} | {to_min} | "
-                  f"{to_frames} |")
+            if r.wall_minutes is None:
+                wall, rate, to_min = "—", "—", "never" if r.frames_to_target is None else "—"
+            else:
+                wall, rate = f"{r.wall_minutes:.1f}", f"{r.frames / (r.wall_minutes * 60):,.0f}"
+                to_min = ("never" if r.minutes_to_target is None
+                          else f"{r.minutes_to_target:.1f}")
+            print(f"| {name} | {r.name} | {r.frames:,} | {wall} | {rate} | "
+                  f"{r.final_return:.2f} | {r.last3_return:.2f} | {to_min} | {to_frames} |")
 
     def mean_ci(field: str) -> dict[str, str]:
         scores = {name: np.array([[getattr(r, field)] for r in runs])
@@ -101,12 +109,16 @@ def main(argv: list[str] | None = None) -> int:
           "(runs that reached it) |")
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for name, runs in groups.items():
-        reached = [r.minutes_to_target for r in runs if r.minutes_to_target is not None]
-        median_to = f"{np.median(reached):.1f}" if reached else "–"
-        rates = [r.frames / (r.wall_minutes * 60) for r in runs]
-        print(f"| {name} | {len(runs)} | {finals[name]} | {last3[name]} | "
-              f"{np.median([r.wall_minutes for r in runs]):.1f} | {np.median(rates):,.0f} | "
-              f"{len(reached)} of {len(runs)} | {median_to} |")
+        reached = sum(r.frames_to_target is not None for r in runs)
+        timed = [r for r in runs if r.wall_minutes is not None]
+        # Medians over the runs that kept their clock; "—" where none did.
+        minutes = [r.minutes_to_target for r in timed if r.minutes_to_target is not None]
+        median_to = f"{np.median(minutes):.1f}" if minutes else "–" if timed else "—"
+        wall = f"{np.median([r.wall_minutes for r in timed]):.1f}" if timed else "—"
+        rate = (f"{np.median([r.frames / (r.wall_minutes * 60) for r in timed]):,.0f}"
+                if timed else "—")
+        print(f"| {name} | {len(runs)} | {finals[name]} | {last3[name]} | {wall} | {rate} | "
+              f"{reached} of {len(runs)} | {median_to} |")
     return 0
 
 

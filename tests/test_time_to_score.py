@@ -48,6 +48,19 @@ def test_groups_are_printed_with_their_medians(tmp_path, capsys):
     assert "| before | 2 | 9.00 [" in out and "| 2.5 |" in out and "1 of 2 | 2.0 |" in out
 
 
+def test_a_copy_that_lost_its_files_times_has_no_clock(tmp_path, capsys):
+    # cp without -p: every file stamped at the copy's time. Frames and returns still count; the
+    # minutes and frames/s are "—", not a rate over zero seconds.
+    run = fake_run(tmp_path, "copied-1", [(100, 4.0, 0.2), (200, 11.0, 0.4)])
+    times = time_to_score.run_times(run, target=10)
+    assert times.wall_minutes is None and times.minutes_to_target is None
+    assert times.frames_to_target == 200 and times.final_return == 11.0
+    assert time_to_score.main(["--group", f"copied={tmp_path}/copied-*", "--target", "10"]) == 0
+    out = capsys.readouterr().out
+    assert "| copied | copied-1 | 200 | — | — | 11.00 | 7.50 | — | 200 |" in out
+    assert "| — | — | 1 of 1 | — |" in out
+
+
 def test_a_group_without_runs_is_one_line(tmp_path):
     with pytest.raises(SystemExit, match="no run folders match"):
         time_to_score.main(["--group", f"x={tmp_path}/nothing-*"])
