@@ -24,8 +24,9 @@ archive() {  # archive RUN [RESULTS]: its records (not its checkpoints) into the
              # under benchmarks/results/RESULTS (default ale-screen)
   local run=$1 dst=benchmarks/results/${2:-ale-screen}/$(basename "$1")
   mkdir -p "$dst"
-  cp "$run/config.json" "$run/metrics.jsonl" "$dst/"
-  [ -d "$run/eval" ] && cp -r "$run/eval" "$dst/"
+  # -p keeps the files' times: benchmarks/time_to_score reads a run's clock from them.
+  cp -p "$run/config.json" "$run/metrics.jsonl" "$dst/"
+  [ -d "$run/eval" ] && cp -rp "$run/eval" "$dst/"
   gzip -c "$run/meta.jsonl" > "$dst/meta.jsonl.gz"
 }
 
