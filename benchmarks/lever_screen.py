@@ -194,7 +194,8 @@ def group_table(runs: list[Screened], levels: Sequence[float], window: int) -> s
     return "\n".join(lines) + "\n"
 
 
-def screen_figure(runs: list[Screened], window: int, path: Path) -> None:
+def screen_figure(runs: list[Screened], window: int, path: Path,
+                  title: str = "one lever at a time against its control") -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -221,7 +222,7 @@ def screen_figure(runs: list[Screened], window: int, path: Path) -> None:
         ax.grid(alpha=0.3)
     fig.legend(*ret.get_legend_handles_labels(), loc="lower center", ncol=2, fontsize=9,
                frameon=False)
-    fig.suptitle(f"{runs[0].curve.game}: one lever at a time against its control")
+    fig.suptitle(f"{runs[0].curve.game}: {title}")
     fig.tight_layout(rect=(0, 0.05 + 0.03 * ((len(colours) + 1) // 2), 1, 1))
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=120)
@@ -249,6 +250,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="LABEL=EXPERIMENT, a Sample Factory APPO run of "
                              "benchmarks/appo_peer.py (repeat for each)")
     parser.add_argument("--out", type=Path, required=True, help="PNG to write (and .md beside)")
+    parser.add_argument("--title", default="one lever at a time against its control",
+                        help="the figure's title after the game's name (a confirmation of seeds "
+                             "is not a screen)")
     args = parser.parse_args(argv)
     try:
         runs = [Screened(label, cut(read_gdi(folder, ale_only=False), args.frames))
@@ -261,7 +265,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (OSError, ValueError, KeyError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 1
-    screen_figure(runs, args.window, args.out)
+    screen_figure(runs, args.window, args.out, args.title)
     text = screen_table(runs, args.frames, args.levels, args.window)
     groups = group_table(runs, args.levels, args.window)
     if groups:

@@ -159,3 +159,18 @@ def test_a_screen_without_seed_groups_has_no_group_table(tmp_path):
     assert lever_screen.main(["--run", f"control, seed 0={control}", "--run", f"lever={lever}",
                               "--frames", "9e4", "--out", str(out)]) == 0
     assert "| group |" not in out.with_suffix(".md").read_text()
+
+
+def test_the_figure_is_titled_a_screen_unless_told_otherwise(tmp_path, monkeypatch):
+    run = tmp_path / "head-0"
+    write_gdi_run(run, seed=0)
+    import matplotlib.figure
+
+    titles = []
+    monkeypatch.setattr(matplotlib.figure.Figure, "suptitle",
+                        lambda fig, text, **kw: titles.append(text))
+    for extra in ([], ["--title", "three seeds against APPO"]):
+        assert lever_screen.main(["--run", f"head={run}", "--frames", "9e4",
+                                  "--out", str(tmp_path / "x.png"), *extra]) == 0
+    assert titles == ["Breakout: one lever at a time against its control",
+                      "Breakout: three seeds against APPO"]
