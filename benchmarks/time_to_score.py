@@ -115,6 +115,8 @@ def main(argv: list[str] | None = None) -> int:
         minutes = [r.minutes_to_target for r in timed if r.minutes_to_target is not None]
         median_to = f"{np.median(minutes):.1f}" if minutes else "–" if timed else "—"
         wall = f"{np.median([r.wall_minutes for r in timed]):.1f}" if timed else "—"
+        if timed and len(timed) < len(runs):  # say over how many runs the medians are
+            wall += f" ({len(timed)} of {len(runs)} timed)"
         rate = (f"{np.median([r.frames / (r.wall_minutes * 60) for r in timed]):,.0f}"
                 if timed else "—")
         print(f"| {name} | {len(runs)} | {finals[name]} | {last3[name]} | {wall} | {rate} | "

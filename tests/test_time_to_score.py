@@ -61,6 +61,15 @@ def test_a_copy_that_lost_its_files_times_has_no_clock(tmp_path, capsys):
     assert "| — | — | 1 of 1 | — |" in out
 
 
+def test_medians_over_a_group_part_copied_say_how_many_runs_kept_their_clock(tmp_path, capsys):
+    fake_run(tmp_path, "mixed-1", [(100, 4.0, 60), (200, 11.0, 120)])  # a run folder: 2 min
+    fake_run(tmp_path, "mixed-2", [(100, 5.0, 0.2), (200, 6.0, 0.4)])  # a copy: no clock
+    assert time_to_score.main(["--group", f"mixed={tmp_path}/mixed-*", "--target", "10"]) == 0
+    out = capsys.readouterr().out
+    # 200 frames in 2 minutes (the timed run alone: 1.7 frames/s); it reached 10 at 2.0 min.
+    assert "| 2.0 (1 of 2 timed) | 2 | 1 of 2 | 2.0 |" in out
+
+
 def test_a_group_without_runs_is_one_line(tmp_path):
     with pytest.raises(SystemExit, match="no run folders match"):
         time_to_score.main(["--group", f"x={tmp_path}/nothing-*"])
