@@ -5,8 +5,8 @@ A run's clock starts when its ``config.json`` is written and an evaluation's tim
 file in ``eval/`` was written, so the minutes include start-up, the collector's fill and the
 evaluations themselves: what a user waits. A copy that did not keep the files' times (``cp``
 without ``-p``: every file written within a second of config.json) has no clock: its minutes
-and frames/s read "—" rather than a division by nothing. Groups are compared by their mean final return and
-mean of each run's last three evaluations (as benchmarks/minatar_report.py), each with a 95 %
+and frames/s read "—" rather than a division by nothing. Groups are compared by their mean
+final return and mean of each run's last three evaluations (as benchmarks/minatar_report.py), each with a 95 %
 percentile-bootstrap interval over runs (rliable, as ``gdi report``), and by the median of the
 other columns.
 
@@ -36,6 +36,11 @@ class RunTimes:
     last3_return: float  # mean of the last three evaluations: less noisy than the last alone
     minutes_to_target: float | None  # None: the target was never reached, or no clock
     frames_to_target: int | None
+
+    @property
+    def frames_per_s(self) -> float | None:
+        """Frames over the run's wall time; None without a clock."""
+        return None if self.wall_minutes is None else self.frames / (self.wall_minutes * 60)
 
 
 def run_times(run_dir: Path, target: float) -> RunTimes:
@@ -90,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
             if r.wall_minutes is None:
                 wall, rate, to_min = "—", "—", "never" if r.frames_to_target is None else "—"
             else:
-                wall, rate = f"{r.wall_minutes:.1f}", f"{r.frames / (r.wall_minutes * 60):,.0f}"
+                wall, rate = f"{r.wall_minutes:.1f}", f"{r.frames_per_s:,.0f}"
                 to_min = ("never" if r.minutes_to_target is None
                           else f"{r.minutes_to_target:.1f}")
             print(f"| {name} | {r.name} | {r.frames:,} | {wall} | {rate} | "
@@ -117,8 +122,7 @@ def main(argv: list[str] | None = None) -> int:
         wall = f"{np.median([r.wall_minutes for r in timed]):.1f}" if timed else "—"
         if timed and len(timed) < len(runs):  # say over how many runs the medians are
             wall += f" ({len(timed)} of {len(runs)} timed)"
-        rate = (f"{np.median([r.frames / (r.wall_minutes * 60) for r in timed]):,.0f}"
-                if timed else "—")
+        rate = f"{np.median([r.frames_per_s for r in timed]):,.0f}" if timed else "—"
         print(f"| {name} | {len(runs)} | {finals[name]} | {last3[name]} | {wall} | {rate} | "
               f"{reached} of {len(runs)} | {median_to} |")
     return 0
