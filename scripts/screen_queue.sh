@@ -44,22 +44,6 @@ screen() {  # screen NAME SEED ARGS...: the first 1M frames of a 6M-frame schedu
   archive "$run" && touch "$run.done"
 }
 
-game() {  # game GAME NAME SEED ARGS...: ale:GAME at ale-cpu, its whole 6M-frame schedule, with
-          # the policy head; records into benchmarks/results/ale-games/GAME-NAME-SEED
-  local game=$1 name=$2 seed=$3; shift 3
-  local run=runs/games/$game-$name-$seed
-  [ -e "$run.done" ] && return 0
-  mkdir -p runs/games
-  if ls "$run"/checkpoints/ckpt_*.pt >/dev/null 2>&1; then
-    nice $GDI train --resume "$run" || return 1
-  else
-    rm -rf "$run"
-    nice $GDI train --preset gdi-i3 --env "ale:$game" --scale ale-cpu --learning policy-head \
-      --seed "$seed" --run-dir "$run" "$@" || return 1
-  fi
-  archive "$run" ale-games && touch "$run.done"
-}
-
 extend() {  # extend NAME SEED FRAMES: a finished screen continued to FRAMES of its schedule
   local run=runs/screen/$1-$2
   [ -e "$run.to$3.done" ] && return 0
@@ -67,19 +51,30 @@ extend() {  # extend NAME SEED FRAMES: a finished screen continued to FRAMES of 
   archive "$run" && touch "$run.to$3.done"
 }
 
-minatar() {  # minatar NAME SEED ARGS...: make train's run (GDI-I³, MinAtar Breakout, 1M frames)
-             # with the policy head, records into benchmarks/results/minatar-head/
-  local name=$1 seed=$2; shift 2
-  local run=runs/minatar-head/$name-$seed
+run_once() {  # run_once RUN RESULTS ARGS...: gdi train ARGS into RUN (or resume RUN from its
+              # checkpoint), then its records into benchmarks/results/RESULTS, once
+  local run=$1 results=$2; shift 2
   [ -e "$run.done" ] && return 0
+  mkdir -p "$(dirname "$run")"
   if ls "$run"/checkpoints/ckpt_*.pt >/dev/null 2>&1; then
     nice $GDI train --resume "$run" || return 1
   else
     rm -rf "$run"
-    nice $GDI train --preset gdi-i3 --env minatar:breakout --learning policy-head \
-        --seed "$seed" --run-dir "$run" --no-report "$@" || return 1
+    nice $GDI train --run-dir "$run" "$@" || return 1
   fi
-  archive "$run" minatar-head && touch "$run.done"
+  archive "$run" "$results" && touch "$run.done"
+}
+
+game() {  # game GAME NAME SEED ARGS...: ale:GAME at ale-cpu, its whole 6M-frame schedule, with
+          # the policy head; records into benchmarks/results/ale-games/GAME-NAME-SEED
+  run_once "runs/games/$1-$2-$3" ale-games --preset gdi-i3 --env "ale:$1" --scale ale-cpu \
+    --learning policy-head --seed "$3" "${@:4}"
+}
+
+minatar() {  # minatar NAME SEED ARGS...: make train's run (GDI-I³, MinAtar Breakout, 1M frames)
+             # with the policy head, records into benchmarks/results/minatar-head/
+  run_once "runs/minatar-head/$1-$2" minatar-head --preset gdi-i3 --env minatar:breakout \
+    --learning policy-head --seed "$2" --no-report "${@:3}"
 }
 
 # --- the queue (twelfth session: seeds 1 and 2 of the standardized inputs to 2M, MinAtar's check
