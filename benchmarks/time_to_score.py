@@ -1,14 +1,15 @@
 """Time to score: wall-clock minutes until a run's periodic evaluation first reaches a return,
 its frames/s and final return, per run and per group of runs (before / after a change).
 
-A run's clock starts when its ``config.json`` is written and an evaluation's time is when its
-file in ``eval/`` was written, so the minutes include start-up, the collector's fill and the
-evaluations themselves: what a user waits. A copy that did not keep the files' times (``cp``
-without ``-p``: every file written within a second of config.json) has no clock: its minutes
-and frames/s read "—" rather than a division by nothing. Groups are compared by their mean
-final return and mean of each run's last three evaluations (as benchmarks/minatar_report.py), each with a 95 %
-percentile-bootstrap interval over runs (rliable, as ``gdi report``), and by the median of the
-other columns.
+A run's clock is its training clock (benchmarks/atari_learning.py's ``training_clock``): each
+``metrics.jsonl`` row covers the frames since the row before at its ``perf/fps``, so the minutes
+include the collector's fill and the evaluations (what a user waits) but not a stop between a
+checkpoint and its resume, and they survive a copy (``git``, ``cp`` without ``-p``) or a run
+carried over to another machine; an evaluation's time is the clock at its frames. A run without
+``perf/fps`` rows has no clock: its minutes and frames/s read "—" rather than a division by
+nothing. Groups are compared by their mean final return and mean of each run's last three
+evaluations (as benchmarks/minatar_report.py), each with a 95 % percentile-bootstrap interval
+over runs (rliable, as ``gdi report``), and by the median of the other columns.
 
     .venv/bin/python -m benchmarks.time_to_score --target 10 \\
         --group before=/tmp/seeds/before-* --group after=/tmp/seeds/after-*
@@ -24,6 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
+from benchmarks.atari_learning import training_clock
 from gdi.evaluation.aggregates import aggregate_intervals
 
 
@@ -31,7 +33,7 @@ from gdi.evaluation.aggregates import aggregate_intervals
 class RunTimes:
     name: str
     frames: int
-    wall_minutes: float | None  # None: the files' times were not kept (a copy), no clock
+    wall_minutes: float | None  # None: no perf/fps rows, no clock
     final_return: float
     last3_return: float  # mean of the last three evaluations: less noisy than the last alone
     minutes_to_target: float | None  # None: the target was never reached, or no clock
@@ -45,26 +47,30 @@ class RunTimes:
 
 def run_times(run_dir: Path, target: float) -> RunTimes:
     """One finished run's clock, read from its files (see the module docstring)."""
-    config = run_dir / "config.json"
+    config, metrics = run_dir / "config.json", run_dir / "metrics.jsonl"
     evals = sorted((run_dir / "eval").glob("*.json"))
     if not config.is_file() or not evals:
         raise SystemExit(f"{run_dir}: not a run folder with evaluations")
-    start = config.stat().st_mtime
-    records = [(json.loads(path.read_text()), path.stat().st_mtime) for path in evals]
-    records.sort(key=lambda item: item[0]["frames"])
-    reached = next(((rec, when) for rec, when in records if rec["mean_return"] >= target), None)
-    last, last_time = records[-1]
-    # A run writes its last evaluation minutes after its config; a copy made without keeping
-    # the files' times stamps them all within a second of each other.
-    clock = last_time - start > 1.0
+    records = sorted((json.loads(path.read_text()) for path in evals),
+                     key=lambda record: record["frames"])
+    rows = ([json.loads(line) for line in metrics.read_text().splitlines() if line.strip()]
+            if metrics.is_file() else [])
+    frames, seconds = training_clock(rows)
+    clock = frames.size >= 2  # at least one timed row after frame 0
+
+    def minutes_at(at_frames: int) -> float | None:
+        return float(np.interp(at_frames, frames, seconds)) / 60 if clock else None
+
+    reached = next((rec for rec in records if rec["mean_return"] >= target), None)
+    last = records[-1]
     return RunTimes(
         name=run_dir.name,
         frames=int(last["frames"]),
-        wall_minutes=(last_time - start) / 60 if clock else None,
+        wall_minutes=minutes_at(last["frames"]),
         final_return=float(last["mean_return"]),
-        last3_return=float(np.mean([rec["mean_return"] for rec, _ in records[-3:]])),
-        minutes_to_target=None if reached is None or not clock else (reached[1] - start) / 60,
-        frames_to_target=None if reached is None else int(reached[0]["frames"]),
+        last3_return=float(np.mean([rec["mean_return"] for rec in records[-3:]])),
+        minutes_to_target=None if reached is None else minutes_at(reached["frames"]),
+        frames_to_target=None if reached is None else int(reached["frames"]),
     )
 
 
@@ -116,7 +122,7 @@ def main(argv: list[str] | None = None) -> int:
     for name, runs in groups.items():
         reached = sum(r.frames_to_target is not None for r in runs)
         timed = [r for r in runs if r.wall_minutes is not None]
-        # Medians over the runs that kept their clock; "—" where none did.
+        # Medians over the runs with a clock; "—" where none has one.
         minutes = [r.minutes_to_target for r in timed if r.minutes_to_target is not None]
         median_to = f"{np.median(minutes):.1f}" if minutes else "–" if timed else "—"
         wall = f"{np.median([r.wall_minutes for r in timed]):.1f}" if timed else "—"
