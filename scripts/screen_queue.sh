@@ -36,16 +36,8 @@ archive() {  # archive RUN [RESULTS]: its records (not its checkpoints) into the
 
 screen() {  # screen NAME SEED ARGS...: the first 1M frames of a 6M-frame schedule, with the
             # policy head (--learning policy-head), or the paper's T with LEARNING=paper
-  local name=$1 seed=$2; shift 2
-  local run=runs/screen/$name-$seed
-  [ -e "$run.done" ] && return 0
-  if ls "$run"/checkpoints/ckpt_*.pt >/dev/null 2>&1; then
-    nice $GDI train --resume "$run" --stop-at 1e6 || return 1
-  else
-    rm -rf "$run"
-    nice $GDI train $GAME --learning "${LEARNING:-policy-head}" --stop-at 1e6 --seed "$seed" --run-dir "$run" "$@" || return 1
-  fi
-  archive "$run" && touch "$run.done"
+  STOP_AT=1e6 run_once "runs/screen/$1-$2" ale-screen $GAME --learning "${LEARNING:-policy-head}" \
+    --seed "$2" "${@:3}"
 }
 
 extend() {  # extend NAME SEED FRAMES: a finished screen continued to FRAMES of its schedule
@@ -80,24 +72,25 @@ restore() {  # restore RUN KEPT: rebuild RUN's folder from what `keep` put in KE
 
 run_once() {  # run_once RUN RESULTS ARGS...: gdi train ARGS into RUN (or resume RUN from its
               # checkpoint, here or kept in the repository), then its records into
-              # benchmarks/results/RESULTS, once
-  local run=$1 results=$2 kept=benchmarks/results/$2/$(basename "$1"); shift 2
+              # benchmarks/results/RESULTS, once; with STOP_AT=N, only its first N frames
+  local run=$1 results=$2 kept=benchmarks/results/$2/$(basename "$1") stop=(); shift 2
+  [ -n "${STOP_AT:-}" ] && stop=(--stop-at "$STOP_AT")
   [ -e "$run.done" ] && return 0
   mkdir -p "$(dirname "$run")"
   if finished "$run"; then
     :  # trained to its budget while no queue watched it: only the archiving is left
   elif [ -n "$(latest_checkpoint "$run")" ]; then
-    nice $GDI train --resume "$run" || return 1
+    nice $GDI train --resume "$run" "${stop[@]}" || return 1
   elif [ -n "$(latest_checkpoint "$kept")" ]; then
     echo "$run: rebuilt from $kept (kept by an earlier machine), resuming"
-    rm -rf "$run" && restore "$run" "$kept" && nice $GDI train --resume "$run" || return 1
+    rm -rf "$run" && restore "$run" "$kept" && nice $GDI train --resume "$run" "${stop[@]}" || return 1
   elif [ -e "$kept/metrics.jsonl" ]; then
     # Records without a checkpoint: a finished run or a snapshot. Never trained over.
     echo "$run: skipped, its records are already in $kept (delete them to run it again)"
     return 0
   else
     rm -rf "$run"
-    nice $GDI train --run-dir "$run" "$@" || return 1
+    nice $GDI train --run-dir "$run" "$@" "${stop[@]}" || return 1
   fi
   archive "$run" "$results" && rm -rf "$kept/checkpoints" && touch "$run.done"
 }
@@ -143,6 +136,13 @@ done
 # seed 1 first (seed 0 passed 20 at 2.5M), then the other games, seed 0 of each. A run folder
 # lost with a machine starts again from frame 0 unless its checkpoint was kept. ---
 game Boxing head-e-inputnorm 1 --set input_norm=running || exit 1
+# Breakout's gap after 5: each sequence learned from 4 times (APPO's 4 epochs; replay=2 is half
+# APPO's passes over each frame), and a smaller entropy term, on the head with standardized
+# inputs (control: breakout-head-e-inputnorm-0..2 in benchmarks/results/ale-screen/).
+screen breakout-head-e-inputnorm-replay4 0 --set input_norm=running replay=4 || exit 1
+extend breakout-head-e-inputnorm-replay4 0 1.3e6 || exit 1
+screen breakout-head-e-inputnorm-ent003 0 --set input_norm=running entropy_scale=0.03 || exit 1
+extend breakout-head-e-inputnorm-ent003 0 1.3e6 || exit 1
 for game in SpaceInvaders MsPacman RoadRunner; do
   game "$game" head-e-inputnorm 0 --set input_norm=running || exit 1
 done
