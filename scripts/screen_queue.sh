@@ -10,15 +10,15 @@
 # runs/minatar-head/, runs/games/; RUN.toN.done for an extension to N frames). Never run MinAtar
 # beside an ALE run: on 2 cores the ALE run drops from ~800 to ~150 frames/s.
 #
-# runs/ does not outlive the machine, so a game that a session cannot finish is carried over in
+# runs/ does not outlive the machine, so a run that a session cannot finish is carried over in
 # the repository: before the session ends,
 #
 #   bash scripts/screen_queue.sh keep
 #
-# stops the queue and its run (SIGTERM: the run checkpoints), then copies each unfinished game's
-# records and latest checkpoint (~30 MB) into its benchmarks/results/ folder (commit them). The
-# next machine's queue rebuilds the run folder from there and resumes it; when the run finishes,
-# the kept checkpoint is deleted from the folder.
+# stops the queue and its run (SIGTERM: the run checkpoints), then copies each unfinished run's
+# (a game, a screen or its extension, a MinAtar run) records and latest checkpoint (~30 MB on the
+# ALE) into its benchmarks/results/ folder (commit them). The next machine's queue rebuilds the
+# run folder from there and resumes it; when the run finishes, the kept checkpoint is deleted.
 set -u
 cd "$(dirname "$0")/.."
 GDI=.venv/bin/gdi
@@ -28,7 +28,6 @@ archive() {  # archive RUN [RESULTS]: its records (not its checkpoints) into the
              # under benchmarks/results/RESULTS (default ale-screen)
   local run=$1 dst=benchmarks/results/${2:-ale-screen}/$(basename "$1")
   mkdir -p "$dst"
-  # -p keeps the files' times (the clocks the scripts read are in metrics.jsonl).
   cp -p "$run/config.json" "$run/metrics.jsonl" "$dst/"
   [ -d "$run/eval" ] && cp -rp "$run/eval" "$dst/"
   gzip -c "$run/meta.jsonl" > "$dst/meta.jsonl.gz"
@@ -41,10 +40,17 @@ screen() {  # screen NAME SEED ARGS...: the first 1M frames of a 6M-frame schedu
 }
 
 extend() {  # extend NAME SEED FRAMES: a finished screen continued to FRAMES of its schedule
-  local run=runs/screen/$1-$2
+  local run=runs/screen/$1-$2 kept=benchmarks/results/ale-screen/$1-$2
   [ -e "$run.to$3.done" ] && return 0
+  if [ -z "$(latest_checkpoint "$run")" ]; then
+    [ -z "$(latest_checkpoint "$kept")" ] && {
+      echo "$run: not extended, no checkpoint here or kept in $kept (records only: done)"
+      return 0
+    }
+    rm -rf "$run" && restore "$run" "$kept" || return 1
+  fi
   nice $GDI train --resume "$run" --stop-at "$3" || return 1
-  archive "$run" && touch "$run.to$3.done"
+  archive "$run" && rm -rf "$kept/checkpoints" && touch "$run.to$3.done"
 }
 
 latest_checkpoint() {  # latest_checkpoint DIR: the newest checkpoints/ckpt_*.pt in DIR, if any
@@ -60,6 +66,11 @@ finished() {  # finished RUN: its budget spent and its final evaluation recorded
   budget=$(.venv/bin/python -c 'import json, sys; print(json.load(open(sys.argv[1]))["frames"])' \
     "$1/config.json") || return 1
   (( 10#$frames >= budget )) && [ -e "$1/eval/frames_$frames.json" ]
+}
+
+last_frames() {  # last_frames METRICS: the most frames a row of a metrics.jsonl records
+  .venv/bin/python -c 'import json, sys; print(max(json.loads(line)["frames"]
+    for line in open(sys.argv[1]) if line.strip()))' "$1"
 }
 
 restore() {  # restore RUN KEPT: rebuild RUN's folder from what `keep` put in KEPT
@@ -96,18 +107,34 @@ run_once() {  # run_once RUN RESULTS ARGS...: gdi train ARGS into RUN (or resume
 }
 
 keep() {  # keep: stop the queue and its run, then carry every unfinished run over (see the top)
-  local run results kept
+  local run ckpt ckpt_frames results kept waited=0
   pkill -f "scripts/screen_queue.sh$"  # the queue, not this `keep`
   pkill -TERM -f "gdi train .*runs/(screen|minatar-head|games)/"
-  while pgrep -f "gdi train .*runs/(screen|minatar-head|games)/" >/dev/null; do sleep 2; done
-  for run in runs/games/*/ runs/minatar-head/*/; do
-    run=${run%/}
-    [ -e "$run.done" ] || [ -z "$(latest_checkpoint "$run")" ] && continue
-    case $run in runs/games/*) results=ale-games ;; *) results=minatar-head ;; esac
+  while pgrep -f "gdi train .*runs/(screen|minatar-head|games)/" >/dev/null; do
+    if (( waited >= 300 )); then  # a run that does not stop keeps its last periodic checkpoint
+      echo "a run did not stop within 5 minutes of SIGTERM: killed, its last checkpoint kept"
+      pkill -KILL -f "gdi train .*runs/(screen|minatar-head|games)/"
+    fi
+    sleep 2; waited=$((waited + 2))
+  done
+  for run in runs/games/*/ runs/minatar-head/*/ runs/screen/*/; do
+    run=${run%/} ckpt=$(latest_checkpoint "${run%/}")
+    [ -n "$ckpt" ] || continue
+    case $run in
+      runs/games/*) results=ale-games ;; runs/screen/*) results=ale-screen ;; *) results=minatar-head ;;
+    esac
     kept=benchmarks/results/$results/$(basename "$run")
+    # Archived as it stands (a finished run or screen, not extended since): nothing to carry.
+    ckpt_frames=$(basename "$ckpt" .pt); ckpt_frames=$((10#${ckpt_frames#ckpt_}))
+    [ -e "$kept/metrics.jsonl" ] && [ -z "$(latest_checkpoint "$kept")" ] \
+      && (( ckpt_frames <= $(last_frames "$kept/metrics.jsonl") )) && continue
     archive "$run" "$results"
-    rm -rf "$kept/checkpoints" && mkdir -p "$kept/checkpoints"
-    cp -p "$(latest_checkpoint "$run")" "$kept/checkpoints/"
+    rm -rf "$kept/checkpoints"
+    if finished "$run"; then  # trained to its budget, not yet archived: nothing to resume
+      echo "archived $run (finished) in $kept: commit it"
+      continue
+    fi
+    mkdir -p "$kept/checkpoints" && cp -p "$(latest_checkpoint "$run")" "$kept/checkpoints/"
     echo "kept $run at $(basename "$(latest_checkpoint "$run")") in $kept: commit it"
   done
 }
@@ -131,8 +158,8 @@ while pgrep -f "gdi train .*runs/(screen|minatar-head|games)/" >/dev/null; do
   sleep 30
 done
 
-# --- the queue (thirteenth session, a new machine: runs/ is gone, so the screens, extensions and
-# MinAtar runs above are done only in benchmarks/results/ and are not listed again). Boxing's
+# --- the queue (thirteenth session, a new machine: runs/ is gone, so the earlier sessions' screens,
+# extensions and MinAtar runs are done only in benchmarks/results/ and are not listed again). Boxing's
 # seed 1 first (seed 0 passed 20 at 2.5M), then the other games, seed 0 of each. A run folder
 # lost with a machine starts again from frame 0 unless its checkpoint was kept. ---
 game Boxing head-e-inputnorm 1 --set input_norm=running || exit 1
