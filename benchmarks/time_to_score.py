@@ -3,11 +3,11 @@ its frames/s and final return, per run and per group of runs (before / after a c
 
 A run's clock is its training clock (benchmarks/atari_learning.py's ``training_clock``): each
 ``metrics.jsonl`` row covers the frames since the row before at its ``perf/fps``, so the minutes
-include the collector's fill and the evaluations (what a user waits) but not a stop between a
-checkpoint and its resume, and they survive a copy (``git``, ``cp`` without ``-p``) or a run
-carried over to another machine; an evaluation's time is the clock at its frames. A run without
-``perf/fps`` rows has no clock: its minutes and frames/s read "—" rather than a division by
-nothing. Groups are compared by their mean final return and mean of each run's last three
+include the collector's fill and the periodic evaluations (each in the row after it; the final
+one in none) but not a stop between a checkpoint and its resume, and they survive a copy
+(``git``, ``cp`` without ``-p``) or a run carried over to another machine. An evaluation's time
+is the clock at its frames. A run without ``perf/fps`` rows, or with an evaluation past its last
+timed row, has no clock: its minutes and frames/s read "—" rather than a guess. Groups are compared by their mean final return and mean of each run's last three
 evaluations (as benchmarks/minatar_report.py), each with a 95 % percentile-bootstrap interval
 over runs (rliable, as ``gdi report``), and by the median of the other columns.
 
@@ -33,7 +33,7 @@ from gdi.evaluation.aggregates import aggregate_intervals
 class RunTimes:
     name: str
     frames: int
-    wall_minutes: float | None  # None: no perf/fps rows, no clock
+    wall_minutes: float | None  # None: no clock (see the module docstring)
     final_return: float
     last3_return: float  # mean of the last three evaluations: less noisy than the last alone
     minutes_to_target: float | None  # None: the target was never reached, or no clock
@@ -41,7 +41,7 @@ class RunTimes:
 
     @property
     def frames_per_s(self) -> float | None:
-        """Frames over the run's wall time; None without a clock."""
+        """Frames over the run's training clock; None without one."""
         return None if self.wall_minutes is None else self.frames / (self.wall_minutes * 60)
 
 
@@ -59,7 +59,10 @@ def run_times(run_dir: Path, target: float) -> RunTimes:
     clock = frames.size >= 2  # at least one timed row after frame 0
 
     def minutes_at(at_frames: int) -> float | None:
-        return float(np.interp(at_frames, frames, seconds)) / 60 if clock else None
+        # np.interp would clamp frames past the last row to its time: no clock there.
+        if not clock or at_frames > frames[-1]:
+            return None
+        return float(np.interp(at_frames, frames, seconds)) / 60
 
     reached = next((rec for rec in records if rec["mean_return"] >= target), None)
     last = records[-1]

@@ -10,9 +10,9 @@ from tests.tolerance import assert_close
 
 
 def fake_run(root, name, evals, clock=True):
-    """A run folder with one evaluation per (frames, return, seconds of training) and, with
-    ``clock``, a metrics row at each evaluation's frames whose ``perf/fps`` makes the training
-    clock read those seconds there."""
+    """A run folder with one evaluation per (frames, return, seconds of training) and a metrics
+    row at each evaluation's frames whose ``perf/fps`` (with ``clock``) makes the training clock
+    read those seconds there."""
     run = root / name
     (run / "eval").mkdir(parents=True)
     (run / "config.json").write_text("{}")
@@ -22,6 +22,8 @@ def fake_run(root, name, evals, clock=True):
             json.dumps({"frames": frames, "mean_return": mean_return}))
         fps = (frames - last_frames) / (seconds - last_seconds)
         rows.append({"frames": frames, **({"perf/fps": fps} if clock else {})})
+        # As a run writes them: the evaluation's own row after the timed one, without perf/fps.
+        rows.append({"frames": frames, "eval/mean_return": mean_return})
         last_frames, last_seconds = frames, seconds
     (run / "metrics.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
     return run
@@ -66,6 +68,16 @@ def test_the_clock_is_the_training_clock_not_the_files_times(tmp_path):
     # 200 frames lie halfway between the rows at 100 (1 min) and 300 (3 min).
     assert times.frames_to_target == 200 and times.frames == 300
     assert_close((times.minutes_to_target, times.wall_minutes), (2.0, 3.0))
+
+
+def test_an_evaluation_past_the_last_timed_row_has_no_clock(tmp_path):
+    # Its time would be a guess (np.interp clamps it to the last row's), not a measurement.
+    run = fake_run(tmp_path, "cut", [(100, 4.0, 60), (200, 11.0, 120)])
+    (run / "eval" / "frames_000000000300.json").write_text(
+        json.dumps({"frames": 300, "mean_return": 12.0}))
+    times = time_to_score.run_times(run, target=10)
+    assert times.frames == 300 and times.wall_minutes is None
+    assert_close(times.minutes_to_target, 2.0)
 
 
 def test_a_run_without_perf_rows_has_no_clock(tmp_path, capsys):
