@@ -159,10 +159,9 @@ while pgrep -f "gdi train .*runs/(screen|minatar-head|games)/" >/dev/null; do
 done
 
 # --- the queue (thirteenth session, a new machine: runs/ is gone, so the earlier sessions' screens,
-# extensions and MinAtar runs are done only in benchmarks/results/ and are not listed again). Boxing's
-# seed 1 first (seed 0 passed 20 at 2.5M), then the other games, seed 0 of each. A run folder
-# lost with a machine starts again from frame 0 unless its checkpoint was kept. ---
-game Boxing head-e-inputnorm 1 --set input_norm=running || exit 1
+# extensions and MinAtar runs are done only in benchmarks/results/ and are not listed again). Two
+# Breakout screens, Boxing's seed 1 (seed 0 passed 20 at 2.5M), then the other games, seed 0. A
+# run folder lost with a machine starts again from frame 0 unless its checkpoint was kept. ---
 # Breakout's gap after 5: each sequence learned from 4 times (APPO's 4 epochs; replay=2 is half
 # APPO's passes over each frame), and a smaller entropy term, on the head with standardized
 # inputs (control: breakout-head-e-inputnorm-0..2 in benchmarks/results/ale-screen/).
@@ -170,6 +169,8 @@ screen breakout-head-e-inputnorm-replay4 0 --set input_norm=running replay=4 || 
 extend breakout-head-e-inputnorm-replay4 0 1.3e6 || exit 1
 screen breakout-head-e-inputnorm-ent003 0 --set input_norm=running entropy_scale=0.03 || exit 1
 extend breakout-head-e-inputnorm-ent003 0 1.3e6 || exit 1
+# Boxing seed 1, stopped at 3.0M (evaluation 38.6) for the screens above, then resumed
+game Boxing head-e-inputnorm 1 --set input_norm=running || exit 1
 for game in SpaceInvaders MsPacman RoadRunner; do
   game "$game" head-e-inputnorm 0 --set input_norm=running || exit 1
 done
