@@ -7,9 +7,10 @@ include the collector's fill and the periodic evaluations (each in the row after
 one in none) but not a stop between a checkpoint and its resume, and they survive a copy
 (``git``, ``cp`` without ``-p``) or a run carried over to another machine. An evaluation's time
 is the clock at its frames. A run without ``perf/fps`` rows, or with an evaluation past its last
-timed row, has no clock: its minutes and frames/s read "—" rather than a guess. Groups are compared by their mean final return and mean of each run's last three
-evaluations (as benchmarks/minatar_report.py), each with a 95 % percentile-bootstrap interval
-over runs (rliable, as ``gdi report``), and by the median of the other columns.
+timed row, has no clock: its minutes and frames/s read "—" rather than a guess. Groups are
+compared by their mean final return and mean of each run's last three evaluations (as
+benchmarks/minatar_report.py), each with a 95 % percentile-bootstrap interval over runs
+(rliable, as ``gdi report``), and by the median of the other columns.
 
     .venv/bin/python -m benchmarks.time_to_score --target 10 \\
         --group before=/tmp/seeds/before-* --group after=/tmp/seeds/after-*
