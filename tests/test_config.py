@@ -146,7 +146,8 @@ def test_presets_fix_the_algorithm_and_scale_with_the_env():
 @pytest.mark.parametrize("preset", sorted(PRESETS))
 def test_the_ale_cpu_scale_changes_scale_knobs_only(preset):
     paper = resolve_config(preset, "ale:Breakout").to_dict()
-    small = resolve_config(preset, "ale:Breakout", scale="ale-cpu").to_dict()
+    # ale-cpu's default learning is policy-head-ale (the next test); the paper's T named.
+    small = resolve_config(preset, "ale:Breakout", scale="ale-cpu", learning="paper").to_dict()
     changed = {k for k in paper if paper[k] != small[k]}
     # The algorithm (Λ, P_Λ, E, T, the replay ratio, γ, the optimizer) and the preprocessing
     # stay the paper's; what moves is the network's size, the batch, the sequences, the actors
@@ -159,6 +160,21 @@ def test_the_ale_cpu_scale_changes_scale_knobs_only(preset):
     for key in ("replay", "discount", "learning_rate", "env_overrides", "meta_kwargs",
                 "policy_space", "meta_controller", "lstm_units"):
         assert small[key] == paper[key], key
+
+
+def test_the_ale_cpu_scale_takes_the_head_with_standardized_inputs_unless_told():
+    # The evidence of docs/learning-per-frame.md: on ale-cpu the paper's T plays at random on
+    # Boxing and needs three times the frames on Breakout. The paper's own scale and MinAtar
+    # keep the paper's T; --learning paper still names it on ale-cpu.
+    default = resolve_config("gdi-i3", "ale:Breakout", scale="ale-cpu")
+    head = resolve_config("gdi-i3", "ale:Breakout", scale="ale-cpu", learning="policy-head")
+    assert default.learning == "policy-head-ale" and default.input_norm == "running"
+    changed = {k for k, v in default.to_dict().items() if head.to_dict()[k] != v}
+    assert changed == {"learning", "input_norm"}
+    assert resolve_config("gdi-i3", "ale:Breakout").learning == "paper"
+    assert resolve_config("gdi-i3", "minatar:breakout").learning == "paper"
+    paper = resolve_config("gdi-i3", "ale:Breakout", scale="ale-cpu", learning="paper")
+    assert (paper.policy_head, paper.input_norm) == ("advantage", "none")
 
 
 def test_scales_belong_to_one_kind_and_are_recorded():
@@ -278,7 +294,7 @@ def test_a_named_learning_sets_its_fields_over_the_scale_and_the_preset(capsys):
     assert resolve_config("gdi-i3", "minatar:breakout", learning="policy-head",
                           entropy_scale=0.0).entropy_scale == 0.0
     with pytest.raises(ValueError, match=r"learning: unknown value 'ppo'; allowed: paper, "
-                                         r"policy-head"):
+                                         r"policy-head, policy-head-ale"):
         resolve_config("gdi-i3", "minatar:breakout", learning="ppo")
     # The label is chosen by --learning only: a --set of it would rename the config.
     with pytest.raises(ValueError, match=r"--set learning: names what the config was resolved "

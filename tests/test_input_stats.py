@@ -25,6 +25,6 @@ def test_a_run_without_them_is_refused_in_one_line(tmp_path):
     run = tmp_path / "run"
     main(["train", "--env", "ale:Breakout", "--scale", "ale-cpu", "--frames", "400",
           "--seed", "0", "--backend", "inline", "--run-dir", str(run), "--no-report",
-          "--set", *TINY, "eval_every=0"])
+          "--learning", "paper", "--set", *TINY, "eval_every=0"])
     with pytest.raises(SystemExit, match="trained with input_norm=none"):
         input_stats(["--run", str(run), "--out", str(tmp_path / "x.png")])
