@@ -16,7 +16,8 @@ the learner saw, as medians over the logged rows of each third of the cut: the e
 the spread of A over actions (max − min, how hard π_λ can lean at a given 1/τ) and the mean of
 the policy gradient's advantages ρ_s δ (a positive mean reinforces whatever was sampled); where
 a run logged them, the spread of a policy head's logits L (``policy_head=separate``), the share
-of each batch PPO's clip left without a policy gradient, and the actors' policy lag. A
+of each batch PPO's clip left without a policy gradient, the standard deviation of ρ_s δ over
+a batch (what ``pg_advantage_norm=standardize`` divides by), and the actors' policy lag. A
 dash: the run did not log it (runs older than the statistic) or never reached the level. The
 figure: training return and entropy against frames, one line per run.
 
@@ -60,10 +61,13 @@ STATISTICS = (
 #: Each shown only when a run of the table logged it: the spread of a policy head's logits L
 #: (policy_head=separate), what π_λ leans on in place of A; the share of a batch that PPO's clip
 #: leaves without a policy gradient (pg_clip > 0: π already moved past 1 ± ε of the actors'
-#: μ); how many learner steps the actors' parameters were behind when the batch learned.
+#: μ); the standard deviation of the policy gradient's raw advantages over a batch (what
+#: pg_advantage_norm=standardize divides them by); how many learner steps the actors'
+#: parameters were behind when the batch learned.
 OPTIONAL_STATISTICS = (
     ("stats/logit_spread", "L spread", 2),
     ("stats/pg_clipped_frac", "clipped", 2),
+    ("stats/pg_advantage_std", "σ of ρδ", 3),
     ("perf/policy_lag", "lag (steps)", 1),
 )
 

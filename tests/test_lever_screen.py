@@ -67,25 +67,26 @@ def test_a_policy_heads_spread_gets_a_column_when_a_run_logged_it(tmp_path):
     assert "clipped" not in lines[0] and "lag" not in lines[0]  # no run logged them
 
 
-def test_the_clipped_share_and_the_policy_lag_get_columns_when_a_run_logged_them(tmp_path):
+def test_the_clipped_share_the_advantages_spread_and_the_policy_lag_get_columns_when_logged(
+        tmp_path):
     control, lever = tmp_path / "control-0", tmp_path / "fresh-0"
     write_gdi_run(control, seed=0)
     write_gdi_run(lever, seed=0)
     add_learner_rows(control, [{"frames": 10_000, "perf/policy_lag": 9.5}])
     add_learner_rows(lever, [{"frames": 10_000, "stats/pg_clipped_frac": 0.3,
-                              "perf/policy_lag": 2.0},
+                              "stats/pg_advantage_std": 0.0123, "perf/policy_lag": 2.0},
                              {"frames": 80_000, "stats/pg_clipped_frac": 0.1,
                               "perf/policy_lag": 3.0}])
     out = tmp_path / "screen.png"
     assert lever_screen.main(["--run", f"control={control}", "--run", f"fresh={lever}",
                               "--frames", "9e4", "--out", str(out)]) == 0
     lines = out.with_suffix(".md").read_text().splitlines()
-    assert lines[0].endswith("| clipped (thirds) | lag (steps) (thirds) |")
+    assert lines[0].endswith("| clipped (thirds) | σ of ρδ (thirds) | lag (steps) (thirds) |")
     assert "L spread" not in lines[0]
     fresh = next(line for line in lines if line.startswith("| fresh |"))
     control_row = next(line for line in lines if line.startswith("| control |"))
-    assert fresh.endswith("| 0.30 / — / 0.10 | 2.0 / — / 3.0 |")
-    assert control_row.endswith("| — / — / — | 9.5 / — / — |")
+    assert fresh.endswith("| 0.30 / — / 0.10 | 0.012 / — / — | 2.0 / — / 3.0 |")
+    assert control_row.endswith("| — / — / — | — / — / — | 9.5 / — / — |")
 
 
 def test_a_run_without_a_label_is_one_line(tmp_path, capsys):

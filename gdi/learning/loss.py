@@ -343,7 +343,7 @@ def loss(
 
     metrics: dict[str, torch.Tensor] = {}
     value_losses, q_losses, policy_losses, vs_means, q_target_means = [], [], [], [], []
-    adv_spreads, pg_advantage_means = [], []
+    adv_spreads, pg_advantage_means, pg_advantage_stds = [], [], []
     for family in range(num_families):
         suffix = f"_f{family + 1}"
         shaped_rewards = REWARD_SHAPES[config.reward_shapes[family]](batch.rewards)
@@ -421,8 +421,12 @@ def loss(
             metrics[f"stats/logit_spread{suffix}"] = (
                 family_logit.amax(-1) - family_logit.amin(-1)).mean()
         pg_advantage_means.append(raw_pg_advantages.mean())
+        # Their spread: what pg_advantage_norm=standardize divides by, so how much larger its
+        # policy-gradient step is than the raw one's, against the value and entropy terms.
+        pg_advantage_stds.append(raw_pg_advantages.std(unbiased=False))
         metrics[f"stats/adv_spread{suffix}"] = adv_spreads[-1]
         metrics[f"stats/pg_advantage_mean{suffix}"] = pg_advantage_means[-1]
+        metrics[f"stats/pg_advantage_std{suffix}"] = pg_advantage_stds[-1]
 
     total_value_loss = torch.stack(value_losses).sum()
     total_q_loss = torch.stack(q_losses).sum()
@@ -455,6 +459,7 @@ def loss(
             "stats/q_target_mean": torch.stack(q_target_means).mean(),
             "stats/adv_spread": torch.stack(adv_spreads).mean(),
             "stats/pg_advantage_mean": torch.stack(pg_advantage_means).mean(),
+            "stats/pg_advantage_std": torch.stack(pg_advantage_stds).mean(),
             "stats/rho_mean": importance_weights.mean(),
             "stats/rho_clipped_frac": (importance_weights > config.clip_rho)
             .to(importance_weights.dtype)

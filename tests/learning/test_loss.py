@@ -204,6 +204,11 @@ def reference_loss(outputs, batch, config):
             magnitudes[f"stats/logit_spread_f{k + 1}"] = sum(spreads) / len(spreads)
         metrics[f"stats/pg_advantage_mean_f{k + 1}"] = float(pg.mean())
         magnitudes[f"stats/pg_advantage_mean_f{k + 1}"] = float(pg.abs().mean())
+        raw = [w for row in pg.tolist() for w in row]  # before any normalization
+        mean = sum(raw) / len(raw)
+        std = math.sqrt(sum((w - mean) ** 2 for w in raw) / len(raw))
+        metrics[f"stats/pg_advantage_std_f{k + 1}"] = std
+        magnitudes[f"stats/pg_advantage_std_f{k + 1}"] = std
     entropy = -sum(p * math.log(p) for row in pi for probs in row for p in probs if p > 0)
     entropy /= num_steps * batch_size
     total = (
@@ -325,6 +330,7 @@ def test_metrics_are_namespaced_floats():
             "stats/q_target_mean",
             "stats/adv_spread",
             "stats/pg_advantage_mean",
+            "stats/pg_advantage_std",
         )
         for k in (1, 2)
     }
@@ -339,6 +345,7 @@ def test_metrics_are_namespaced_floats():
         "stats/q_target_mean",
         "stats/adv_spread",
         "stats/pg_advantage_mean",
+        "stats/pg_advantage_std",
         "stats/rho_mean",
         "stats/rho_clipped_frac",
     }
