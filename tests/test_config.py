@@ -168,13 +168,15 @@ def test_the_ale_cpu_scale_takes_the_head_with_standardized_inputs_unless_told()
     # keep the paper's T; --learning paper still names it on ale-cpu.
     default = resolve_config("gdi-i3", "ale:Breakout", scale="ale-cpu")
     head = resolve_config("gdi-i3", "ale:Breakout", scale="ale-cpu", learning="policy-head")
-    assert default.learning == "policy-head-ale" and default.input_norm == "running"
+    assert (default.learning, default.input_norm, default.pg_advantage_norm) == (
+        "policy-head-ale", "running", "standardize")
     changed = {k for k, v in default.to_dict().items() if head.to_dict()[k] != v}
-    assert changed == {"learning", "input_norm"}
+    assert changed == {"learning", "input_norm", "pg_advantage_norm"}
     assert resolve_config("gdi-i3", "ale:Breakout").learning == "paper"
     assert resolve_config("gdi-i3", "minatar:breakout").learning == "paper"
     paper = resolve_config("gdi-i3", "ale:Breakout", scale="ale-cpu", learning="paper")
-    assert (paper.policy_head, paper.input_norm) == ("advantage", "none")
+    assert (paper.policy_head, paper.input_norm, paper.pg_advantage_norm) == (
+        "advantage", "none", "none")
 
 
 def test_scales_belong_to_one_kind_and_are_recorded():
