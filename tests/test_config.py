@@ -162,7 +162,7 @@ def test_the_ale_cpu_scale_changes_scale_knobs_only(preset):
         assert small[key] == paper[key], key
 
 
-def test_the_ale_cpu_scale_takes_the_head_with_standardized_inputs_unless_told():
+def test_the_ale_cpu_scale_takes_the_head_with_standardized_inputs_and_advantages():
     # The evidence of docs/learning-per-frame.md: on ale-cpu the paper's T plays at random on
     # Boxing and needs three times the frames on Breakout. The paper's own scale and MinAtar
     # keep the paper's T; --learning paper still names it on ale-cpu.
