@@ -143,8 +143,8 @@ keep() {  # keep: stop the queue and its run, then carry every unfinished run ov
 }
 
 game() {  # game GAME NAME SEED ARGS...: ale:GAME at ale-cpu, its whole 6M-frame schedule, with
-          # the scale's default learning (policy-head-ale: the head with standardized inputs)
-          # or LEARNING; records into benchmarks/results/ale-games/GAME-NAME-SEED
+          # the scale's default learning (policy-head-ale: the head with standardized inputs
+          # and advantages) or LEARNING; records into benchmarks/results/ale-games/GAME-NAME-SEED
   run_once "runs/games/$1-$2-$3" ale-games --preset gdi-i3 --env "ale:$1" --scale ale-cpu \
     --learning "${LEARNING:-policy-head-ale}" --seed "$3" "${@:4}"
 }
@@ -163,13 +163,14 @@ while pgrep -f "gdi train .*runs/(screen|minatar-head|games)/" >/dev/null; do
 done
 
 # --- the queue (fifteenth session on: a new machine rebuilds each carried run from its
-# benchmarks/results/ folder; finished runs there are skipped). Advantages standardized per
-# batch at the head's entropy term 0.1 (Sample Factory's reading of its 0.01) reached 10 at
-# 0.72M [0.62, 0.79] frames over three seeds (APPO 0.75M) and is now part of policy-head-ale:
-# the three seeds to 2M (15 in APPO's frames?), then each game with the ale-cpu scale's default
-# learning, seed 0 then seed 1 (Boxing's seeds 0 and 1 with standardized inputs alone stay as
-# they are in ale-games/: a 2.9M snapshot, and a run carried at 3.05M that resumes by hand). ---
-for seed in 0 1 2; do
+# benchmarks/results/ folder; finished runs there are skipped). Advantages standardized per batch
+# at the head's entropy term 0.1 (Sample Factory's reading of its 0.01) reached 10 at 0.72M [0.62,
+# 0.79] frames over three seeds (APPO 0.75M) and is now part of policy-head-ale: seeds 1 and 2 to
+# 2M (15 in APPO's frames? seed 0: 1.42M; its 2M checkpoint is carried for a run to 6M), then each
+# game with the ale-cpu scale's default learning, seed 0 then seed 1 (Boxing's seeds 0 and 1 with
+# standardized inputs alone stay as they are in ale-games/: a 2.9M snapshot, and a run carried at
+# 3.05M that resumes by hand). ---
+for seed in 1 2; do
   extend breakout-head-e-inputnorm-advstd "$seed" 2e6 || exit 1
 done
 for seed in 0 1; do
