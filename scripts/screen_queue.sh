@@ -48,7 +48,7 @@ extend() {  # extend NAME SEED FRAMES: a finished screen continued to FRAMES of 
       echo "$run: not extended, no checkpoint here or kept in $kept (records only: done)"
       return 0
     }
-    rm -rf "$run" && restore "$run" "$kept" || return 1
+    restore "$run" "$kept" || return 1
   fi
   nice $GDI train --resume "$run" --stop-at "$3" || return 1
   archive "$run" && rm -rf "$kept/carried" && touch "$run.to$3.done"
@@ -75,8 +75,9 @@ last_frames() {  # last_frames METRICS: the most frames a row of a metrics.jsonl
     for line in open(sys.argv[1]) if line.strip()))' "$1"
 }
 
-restore() {  # restore RUN KEPT: rebuild RUN's folder from what `keep` put in KEPT
-  mkdir -p "$1/checkpoints"
+restore() {  # restore RUN KEPT: rebuild RUN's folder from what `keep` put in KEPT (whatever
+             # was in the folder before is replaced)
+  rm -rf "$1" && mkdir -p "$1/checkpoints"
   cp -p "$2/config.json" "$2/metrics.jsonl" "$1/"
   [ -d "$2/eval" ] && cp -rp "$2/eval" "$1/"
   gunzip -c "$2/meta.jsonl.gz" > "$1/meta.jsonl"
@@ -96,7 +97,7 @@ run_once() {  # run_once RUN RESULTS ARGS...: gdi train ARGS into RUN (or resume
     nice $GDI train --resume "$run" "${stop[@]}" || return 1
   elif [ -n "$(latest_checkpoint "$kept" carried)" ]; then
     echo "$run: rebuilt from $kept (kept by an earlier machine), resuming"
-    rm -rf "$run" && restore "$run" "$kept" && nice $GDI train --resume "$run" "${stop[@]}" || return 1
+    restore "$run" "$kept" && nice $GDI train --resume "$run" "${stop[@]}" || return 1
   elif [ -e "$kept/metrics.jsonl" ]; then
     # Records without a checkpoint: a finished run or a snapshot. Never trained over.
     echo "$run: skipped, its records are already in $kept (delete them to run it again)"
