@@ -112,7 +112,9 @@ run_once() {  # run_once RUN RESULTS ARGS...: gdi train ARGS into RUN (or resume
 keep() {  # keep: stop the queue and its run, then carry every unfinished run over (see the top)
   local run ckpt ckpt_frames results kept waited=0
   pkill -f "scripts/screen_queue.sh$"  # the queue, not this `keep`
-  pkill -TERM -f "benchmarks/appo_peer.py"  # an APPO run does not resume: the next queue reruns it
+  # An APPO run does not resume (the next queue reruns it); its workers are processes of their
+  # own that outlive a stopped parent, so every process of its venv is stopped.
+  pkill -TERM -f "^/tmp/sfvenv/bin/python"
   pkill -TERM -f "gdi train .*runs/(screen|minatar-head|games)/"
   while pgrep -f "gdi train .*runs/(screen|minatar-head|games)/|benchmarks/appo_peer.py" >/dev/null; do
     if (( waited >= 300 )); then  # a run that does not stop keeps its last periodic checkpoint
@@ -177,23 +179,20 @@ while pgrep -f "gdi train .*runs/(screen|minatar-head|games)/|benchmarks/appo_pe
   sleep 30
 done
 
-# --- the queue (fifteenth session on: a new machine rebuilds each carried run from its
-# benchmarks/results/ folder; finished runs there are skipped). Advantages standardized per batch
-# at the head's entropy term 0.1 (Sample Factory's reading of its 0.01) reached 10 at 0.72M [0.62,
-# 0.79] frames over three seeds (APPO 0.75M) and is now part of policy-head-ale: seeds 1 and 2 to
-# 2M (15 in APPO's frames? seed 0: 1.42M; its 2M checkpoint is carried for a run to 6M), then each
-# game with the ale-cpu scale's default learning, seed 0 then seed 1 (Boxing's seeds 0 and 1 with
-# standardized inputs alone stay as they are in ale-games/: a 2.9M snapshot, and a run carried at
-# 3.05M that resumes by hand). ---
-for seed in 1 2; do
-  extend breakout-head-e-inputnorm-advstd "$seed" 2e6 || exit 1
-done
-# APPO's third seed, alone on this machine: its wall time to 15 beside the seeds above
-appo 2 65 || exit 1
+# --- the queue (sixteenth session on: a new machine rebuilds each carried run from its
+# benchmarks/results/ folder; finished runs there are skipped). policy-head-ale (the head,
+# standardized inputs and advantages) reached 10 at 0.72M frames over three seeds (APPO 0.75M)
+# and 15 at 1.42M and 1.33M on two of them, the third not by 2M (their 2M checkpoints are carried
+# in ale-screen/breakout-head-e-inputnorm-advstd-{0,1,2}/carried/ for a run to 6M: resume them
+# by hand or with run_once, never with `extend ... 2e6`, which would delete the carried copy).
 # Both settings that lower π_λ's entropy to 0.2-0.6 nats (entropy_scale=0.03; standardized
 # advantages) reach 10 sooner, and each left one seed at 12-14 by 2M where the control (entropy
 # ~2.3 nats) passed 15 on all three: standardized advantages with twice the entropy term (~0.06
-# in raw-advantage units, between the two), three seeds to 2M.
+# in raw-advantage units, between the two), three seeds to 2M. Then each game with the ale-cpu
+# scale's default learning, seed 0 then seed 1 (Boxing's seeds 0 and 1 with standardized inputs
+# alone stay as they are in ale-games/: a 2.9M snapshot, and a run carried at 3.05M that resumes
+# by hand). APPO's third seed ran alone on the sixteenth session's machine (its records skip it).
+appo 2 80 || exit 1
 for seed in 0 1 2; do
   STOP_AT=2e6 run_once "runs/screen/breakout-head-ale-ent02-$seed" ale-screen $GAME \
     --learning policy-head-ale --seed "$seed" --set entropy_scale=0.2 || exit 1
