@@ -24,6 +24,10 @@ set -u
 cd "$(dirname "$0")/.."
 GDI=.venv/bin/gdi
 GAME="--preset gdi-i3 --env ale:Breakout --scale ale-cpu"
+# The queue's own processes, for pgrep/pkill -f: its gdi runs, and its APPO run with the workers
+# Sample Factory starts (processes of their own that outlive a stopped parent).
+RUNS="gdi train .*runs/(screen|minatar-head|games)/"
+QUEUED="$RUNS|^/tmp/sfvenv/bin/python"
 
 archive() {  # archive RUN [RESULTS]: its records (not its checkpoints) into the repository,
              # under benchmarks/results/RESULTS (default ale-screen)
@@ -112,14 +116,11 @@ run_once() {  # run_once RUN RESULTS ARGS...: gdi train ARGS into RUN (or resume
 keep() {  # keep: stop the queue and its run, then carry every unfinished run over (see the top)
   local run ckpt ckpt_frames results kept waited=0
   pkill -f "scripts/screen_queue.sh$"  # the queue, not this `keep`
-  # An APPO run does not resume (the next queue reruns it); its workers are processes of their
-  # own that outlive a stopped parent, so every process of its venv is stopped.
-  pkill -TERM -f "^/tmp/sfvenv/bin/python"
-  pkill -TERM -f "gdi train .*runs/(screen|minatar-head|games)/"
-  while pgrep -f "gdi train .*runs/(screen|minatar-head|games)/|benchmarks/appo_peer.py" >/dev/null; do
+  pkill -TERM -f "$QUEUED"  # an APPO run does not resume: the next queue reruns it
+  while pgrep -f "$QUEUED" >/dev/null; do
     if (( waited >= 300 )); then  # a run that does not stop keeps its last periodic checkpoint
       echo "a run did not stop within 5 minutes of SIGTERM: killed, its last checkpoint kept"
-      pkill -KILL -f "gdi train .*runs/(screen|minatar-head|games)/"
+      pkill -KILL -f "$QUEUED"
     fi
     sleep 2; waited=$((waited + 2))
   done
@@ -162,7 +163,8 @@ minatar() {  # minatar NAME SEED ARGS...: make train's run (GDI-I³, MinAtar Bre
 appo() {  # appo SEED MINUTES: Sample Factory's APPO on Breakout alone for MINUTES of wall time
            # (benchmarks/appo_peer.py, in the venv its docstring builds at /tmp/sfvenv), its curve
            # and log into benchmarks/results/ale-cpu/appo_ale_breakout_seedSEED, once
-  local name=appo_ale_breakout_seed$1 dst=benchmarks/results/ale-cpu/appo_ale_breakout_seed$1
+  local name=appo_ale_breakout_seed$1
+  local dst=benchmarks/results/ale-cpu/$name
   [ -e "$dst/curve.csv" ] && return 0
   [ -x /tmp/sfvenv/bin/python ] || { echo "APPO seed $1 skipped: no /tmp/sfvenv"; return 0; }
   nice /tmp/sfvenv/bin/python benchmarks/appo_peer.py --env ale:Breakout --minutes "$2" \
@@ -175,7 +177,7 @@ appo() {  # appo SEED MINUTES: Sample Factory's APPO on Breakout alone for MINUT
 [ "${1:-}" = keep ] && { keep; exit; }
 
 # A run started by an earlier queue (its process still going) is waited for, not doubled.
-while pgrep -f "gdi train .*runs/(screen|minatar-head|games)/|benchmarks/appo_peer.py" >/dev/null; do
+while pgrep -f "$QUEUED" >/dev/null; do
   sleep 30
 done
 
