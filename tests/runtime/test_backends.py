@@ -155,6 +155,12 @@ def test_stop_at_screens_the_first_frames_of_a_longer_run(tmp_path, capsys):
     last = [row for row in rows if "schedule/learning_rate" in row][-1]  # not an evaluation's
     assert last["schedule/learning_rate"] > 0.3 * resolve_config(
         "gdi-i3", "gym:CartPole-v1").learning_rate
+    stopped_at = latest_checkpoint(run)
+    # Resumed to a --stop-at it has passed: said in one line, nothing started or written.
+    main(["train", "--resume", str(run), "--stop-at", "800", "--no-report"])  # exit 0
+    assert f"is at {load_checkpoint(stopped_at)['frames']:,} frames, already at or past " \
+        "--stop-at 800: nothing to train" in capsys.readouterr().err
+    assert latest_checkpoint(run) == stopped_at
     main(["train", "--resume", str(run), "--no-report"])
     assert load_checkpoint(latest_checkpoint(run))["frames"] >= 1600
     with pytest.raises(SystemExit) as bad:
