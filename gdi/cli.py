@@ -154,13 +154,6 @@ def train(
     # Installed before anything slow is imported or built: a Ctrl-C during start-up is then a
     # stop request that training sees, never a KeyboardInterrupt swallowed by a library's bare
     # `except:` (minatar's import of matplotlib has one) or shown as a trace.
-    if resume is not None and stop_at is not None and _frames_trained(resume) >= stop_at:
-        # Nothing to train: said at once, before the actors start (a queue that resumes each of
-        # its screens to --stop-at reruns this harmlessly).
-        print(f"gdi: {resume} is at {_frames_trained(resume):,} frames, already at or past "
-              f"--stop-at {stop_at:,}: nothing to train (a larger --stop-at, or none to train "
-              "to the budget)", file=sys.stderr)
-        return 0
     stop = (StopRequest() if stop_at is None else
             StopRequest(lambda trained: trained >= stop_at, why=f"--stop-at {stop_at:,}"))
     previous_handlers = stop.install()
@@ -181,16 +174,6 @@ def train(
     if report:
         _write_run_report(result.run_dir)
     return 0
-
-
-def _frames_trained(run_dir: Path) -> int:
-    """The frames of a run's newest checkpoint; 0 when it has none (the resume then says so)."""
-    from gdi.run_files import checkpoint_frames, latest_checkpoint
-
-    try:
-        return checkpoint_frames(latest_checkpoint(run_dir))
-    except FileNotFoundError:
-        return 0
 
 
 def _train(preset, env, scale, learning, search, frames, seed, backend, set, run_dir, resume,

@@ -59,14 +59,6 @@ def checkpoint_name(frames: int) -> str:
     return f"ckpt_{frames:012d}.pt"
 
 
-def checkpoint_frames(checkpoint: Path) -> int:
-    """The frames a checkpoint was written at, read from its name (:func:`checkpoint_name`)."""
-    match = _CHECKPOINT_NAME.match(Path(checkpoint).name)
-    if match is None:
-        raise ValueError(f"{checkpoint}: not a checkpoint name; allowed: ckpt_<12 digits>.pt")
-    return int(match.group(1))
-
-
 def list_checkpoints(run_dir: Path) -> list[Path]:
     """Checkpoints of a run, oldest first."""
     folder = Path(run_dir) / CHECKPOINT_DIR

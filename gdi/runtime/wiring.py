@@ -244,6 +244,12 @@ def _train(config: Config, run_dir: Path | str | None, resume: bool, stop: StopR
         previous_handlers = stop.install()
         if stop.requested:  # during start-up: nothing trained, so nothing new to checkpoint
             return _stopped_during_start_up(run_dir, say, resume, trainer.frames)
+        if resume and stop(trainer.frames):  # a predicate the checkpoint already meets
+            if say.console is not None:  # (--stop-at at or below its frames): no actor started
+                say.console.print(f"{run_dir} is at {trainer.frames:,} frames, already at or "
+                                  f"past {stop.reason}: nothing to train", highlight=False,
+                                  soft_wrap=True)
+            return TrainResult(run_dir, trainer.frames, True, None)
         if trainer.frames < config.frames:  # else resumed to play the final evaluation only
             say(f"{run_dir}: starting {config.num_actors} actor(s) of "
                 f"{config.envs_per_actor} environments ({config.backend} backend)")
