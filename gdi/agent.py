@@ -57,6 +57,7 @@ POLICIES = tuple(EVALUATION_POLICIES)
 CHECKPOINT_IDENTITY_FIELDS = (
     "env", "env_overrides", "preset", "policy_space", "meta_controller", "torso",
     "lstm_units", "head_hidden", "families", "aux_tasks", "policy_head", "core", "input_norm",
+    "value_norm",
 )
 
 

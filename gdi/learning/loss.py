@@ -175,6 +175,11 @@ class LossOutputs(NamedTuple):
     # [F, T+1, B, A] π_λ's logits when the network has a policy head of its own beside A
     # (policy_head="separate"); None: π_λ reads A, as in the paper.
     logits: torch.Tensor | None = None
+    # [F] σ_f of a network that reads its heads in units of the running statistics of family
+    # f's V-trace targets (value_norm="running", gdi.nets.RunningValueNorm): the V and Q
+    # losses' errors are divided by it, so the heads regress standardized targets. None: 1
+    # (the paper: the errors in the returns' units).
+    value_scale: torch.Tensor | None = None
 
 
 def _check_inputs(
@@ -245,6 +250,14 @@ def _check_inputs(
         got = tuple(logits.shape) if isinstance(logits, torch.Tensor) else type(logits)
         raise ValueError(f"outputs.logits must be None or a float tensor shaped as outputs.adv "
                          f"[F, T+1, B, A] = {tuple(adv.shape)}, got {got}")
+    scale = outputs.value_scale
+    if scale is not None and (not isinstance(scale, torch.Tensor)
+                              or tuple(scale.shape) != (adv.shape[0],)
+                              or not scale.is_floating_point() or not bool((scale > 0).all())):
+        got = (f"{tuple(scale.shape)} {scale.tolist()}" if isinstance(scale, torch.Tensor)
+               else type(scale))
+        raise ValueError(f"outputs.value_scale must be None or a positive float tensor of one σ "
+                         f"per family [F] = ({adv.shape[0]},), got {got}")
     num_actions = adv.shape[-1]
     if bool((actions < 0).any()) or bool((actions >= num_actions).any()):
         raise ValueError(
@@ -292,7 +305,9 @@ def loss(
       too when ``config.q_loss_trains_value`` is False;
       V-trace (v_s, ρ_s δ) from (log ρ, γ_t, r_k, V_k, V_k(x_T));
       Retrace target G from (log ρ, γ_t, r_k, Q_k(x_t, a_t), E_π Q_k(x_t, ·) = V_k(x_t), V_k(x_T));
-      L_V,k = ½(v_s − V_k)², L_Q,k = ½(G − Q_k(x_t, a_t))², L_π,k = −ρ_s δ · log π_k(a_t)
+      L_V,k = ½(v_s − V_k)², L_Q,k = ½(G − Q_k(x_t, a_t))² (each error divided by σ_k when
+      the network reads its heads in standardized units, ``outputs.value_scale``; not the
+      paper), L_π,k = −ρ_s δ · log π_k(a_t)
       (ρ_s δ normalized over the batch as ``config.pg_advantage_norm`` says; with
       ``config.pg_clip`` > 0 PPO's clipped surrogate of δ instead; the paper: neither);
     * means over T×B, sums over families.
@@ -343,6 +358,7 @@ def loss(
 
     metrics: dict[str, torch.Tensor] = {}
     value_losses, q_losses, policy_losses, vs_means, q_target_means = [], [], [], [], []
+    vs_stds = []
     adv_spreads, pg_advantage_means, pg_advantage_stds = [], [], []
     for family in range(num_families):
         suffix = f"_f{family + 1}"
@@ -382,8 +398,13 @@ def loss(
             trace_lambda=config.trace_lambda,
         )
 
-        value_loss = 0.5 * (vtrace_returns.vs - value).pow(2).mean()
-        q_loss = 0.5 * (q_targets - q_taken).pow(2).mean()
+        value_error = vtrace_returns.vs - value
+        q_error = q_targets - q_taken
+        if outputs.value_scale is not None:  # the errors in the heads' standardized units
+            value_error = value_error / outputs.value_scale[family]
+            q_error = q_error / outputs.value_scale[family]
+        value_loss = 0.5 * value_error.pow(2).mean()
+        q_loss = 0.5 * q_error.pow(2).mean()
         log_policy_taken = _taken(family_log_policies[family], actions)
         # With a clipped surrogate its ratio takes the place of V-trace's ρ.
         raw_pg_advantages = (vtrace_returns.td_advantages if config.pg_clip > 0
@@ -405,11 +426,14 @@ def loss(
         q_losses.append(q_loss)
         policy_losses.append(policy_loss)
         vs_means.append(vtrace_returns.vs.mean())
+        # Their spread too (population): what value_norm="running" folds into σ after the step.
+        vs_stds.append(vtrace_returns.vs.std(unbiased=False))
         q_target_means.append(q_targets.mean())
         metrics[f"losses/value{suffix}"] = value_loss
         metrics[f"losses/q{suffix}"] = q_loss
         metrics[f"losses/policy{suffix}"] = policy_loss
         metrics[f"stats/vs_mean{suffix}"] = vs_means[-1]
+        metrics[f"stats/vs_std{suffix}"] = vs_stds[-1]
         metrics[f"stats/q_target_mean{suffix}"] = q_target_means[-1]
         # How hard π_λ can lean at a given 1/τ (its logits are A/τ, or L/τ with a policy
         # head), and what the policy gradient pushes with: a positive mean reinforces
@@ -456,6 +480,7 @@ def loss(
             "losses/entropy": entropy,
             "losses/total": total,
             "stats/vs_mean": torch.stack(vs_means).mean(),
+            "stats/vs_std": torch.stack(vs_stds).mean(),
             "stats/q_target_mean": torch.stack(q_target_means).mean(),
             "stats/adv_spread": torch.stack(adv_spreads).mean(),
             "stats/pg_advantage_mean": torch.stack(pg_advantage_means).mean(),

@@ -11,7 +11,13 @@ from gdi.nets.config import NetworkConfig
 from gdi.nets.core import CORES, FeedForwardCore, LSTMCore
 from gdi.nets.dynamics import ForwardDynamicsHead, InverseDynamicsHead
 from gdi.nets.network import POLICY_HEADS, FamilyNetwork, GDINetwork, NetOutputs, build
-from gdi.nets.normalization import INPUT_NORMS, RunningInputNorm, merge_moments
+from gdi.nets.normalization import (
+    INPUT_NORMS,
+    VALUE_NORMS,
+    RunningInputNorm,
+    RunningValueNorm,
+    merge_moments,
+)
 from gdi.nets.torsos import (
     TORSOS,
     ImpalaDeepTorso,
@@ -27,6 +33,7 @@ __all__ = [
     "INPUT_NORMS",
     "POLICY_HEADS",
     "TORSOS",
+    "VALUE_NORMS",
     "FamilyNetwork",
     "FeedForwardCore",
     "ForwardDynamicsHead",
@@ -40,6 +47,7 @@ __all__ = [
     "NetOutputs",
     "NetworkConfig",
     "RunningInputNorm",
+    "RunningValueNorm",
     "build",
     "make_torso",
     "merge_moments",

@@ -12,7 +12,7 @@ from typing import Any, Literal
 from gdi.checks import literal_choice, non_negative, one_of, positive
 from gdi.nets.core import CORES
 from gdi.nets.network import POLICY_HEADS
-from gdi.nets.normalization import INPUT_NORMS
+from gdi.nets.normalization import INPUT_NORMS, VALUE_NORMS
 from gdi.nets.torsos import INITIALIZATIONS, TORSOS, check_init
 
 
@@ -54,6 +54,12 @@ class NetworkConfig:
     observations the learner has trained on, every 4th step of each batch, and clipped to ±5,
     as Sample Factory's normalize_input; not in the paper). The statistics are saved with the
     parameters."""
+    value_norm: Literal[VALUE_NORMS] = "none"
+    """How each family's V and A heads are read: none (the paper: in the returns' units) or
+    running (V = σ·v̂ + μ and A = σ·Â with μ, σ the running mean and deviation of the family's
+    V-trace targets, and the V and Q losses' errors divided by σ, so the heads regress
+    standardized targets, as Sample Factory's normalize_returns; not in the paper). The
+    statistics are saved with the parameters."""
 
     def __post_init__(self) -> None:
         self.check_network()
@@ -71,6 +77,7 @@ class NetworkConfig:
             )
         literal_choice(self, "policy_head")
         literal_choice(self, "input_norm")
+        literal_choice(self, "value_norm")
         one_of("torso", self.torso, list(TORSOS))
         one_of("core", self.core, list(CORES))
         one_of("torso_init", self.torso_init, ["auto", *INITIALIZATIONS])
@@ -82,4 +89,4 @@ class NetworkConfig:
                 "lstm_units": self.lstm_units, "core": self.core,
                 "head_hidden": self.head_hidden, "families": self.families,
                 "aux": self.aux_tasks, "policy_head": self.policy_head,
-                "input_norm": self.input_norm}
+                "input_norm": self.input_norm, "value_norm": self.value_norm}

@@ -53,7 +53,7 @@ from torch import nn
 
 from gdi.nets.core import check_core, make_core
 from gdi.nets.dynamics import ForwardDynamicsHead, InverseDynamicsHead
-from gdi.nets.normalization import INPUT_NORMS, RunningInputNorm
+from gdi.nets.normalization import INPUT_NORMS, VALUE_NORMS, RunningInputNorm, RunningValueNorm
 from gdi.nets.torsos import TORSOS, check_init, make_torso, preprocess_observations
 
 __all__ = ["POLICY_HEADS", "DynamicsPredictions", "FamilyNetwork", "GDINetwork", "NetOutputs",
@@ -163,7 +163,9 @@ class GDINetwork(nn.Module):
     Attributes: ``families`` (F), ``num_actions`` (A), ``lstm_units`` (H), ``embedding_size``
     (E), ``obs_shape``, ``torso``, ``aux``, ``policy_head``, ``core``; ``family_nets[f]`` is
     family f's :class:`FamilyNetwork`; ``input_norm`` is the :class:`RunningInputNorm` all
-    families read their input through, or None (``input_norm="none"``, the paper).
+    families read their input through, or None (``input_norm="none"``, the paper);
+    ``value_norm`` is the :class:`RunningValueNorm` each family's A and V heads are read
+    through, or None (``value_norm="none"``, the paper).
     """
 
     def __init__(
@@ -182,6 +184,7 @@ class GDINetwork(nn.Module):
         policy_head: str = "advantage",
         core: str = "lstm",
         input_norm: str = "none",
+        value_norm: str = "none",
     ):
         super().__init__()
         self.obs_shape = tuple(obs_shape)
@@ -204,6 +207,7 @@ class GDINetwork(nn.Module):
         self.embedding_size = self.family_nets[0].embedding_size
         # One set of statistics for all families: they describe the input, not a family.
         self.input_norm = RunningInputNorm(self.obs_shape) if input_norm == "running" else None
+        self.value_norm = RunningValueNorm(families) if value_norm == "running" else None
 
     def _param(self) -> torch.Tensor:
         return next(self.parameters())
@@ -281,6 +285,8 @@ class GDINetwork(nn.Module):
         adv, value, embedding, *logits = (
             part[0].unsqueeze(0) if len(part) == 1 else torch.stack(part) for part in parts
         )
+        if self.value_norm is not None:  # the heads' standardized units back to the returns'
+            adv, value = self.value_norm(adv, value)
         logits = logits[0] if logits else adv
         # The state is batch-first [B, F, 2, H] (and contiguous, for the actor's numpy copy).
         new_state = torch.stack([out[4] for out in per_family], dim=1)
@@ -357,6 +363,7 @@ def build(
     policy_head: str = "advantage",
     core: str = "lstm",
     input_norm: str = "none",
+    value_norm: str = "none",
 ) -> GDINetwork:
     """The GDI network for observations of ``obs_shape`` and ``num_actions`` discrete actions.
 
@@ -374,7 +381,9 @@ def build(
     paper's) or ``feedforward`` (one ReLU layer of ``lstm_units`` without memory; the state
     passes through unread: :class:`gdi.nets.core.FeedForwardCore`). ``input_norm``: ``none``
     (the paper) or ``running`` (each input element standardized by running statistics the
-    learner keeps: :class:`gdi.nets.normalization.RunningInputNorm`).
+    learner keeps: :class:`gdi.nets.normalization.RunningInputNorm`). ``value_norm``: ``none``
+    (the paper) or ``running`` (A and V read in units of the running statistics of each
+    family's V-trace targets: :class:`gdi.nets.normalization.RunningValueNorm`).
 
     Raises:
       ValueError: naming the bad value and what is allowed.
@@ -410,6 +419,9 @@ def build(
     if input_norm not in INPUT_NORMS:
         raise ValueError(f"input_norm must be one of {', '.join(INPUT_NORMS)}, got "
                          f"{input_norm!r}")
+    if value_norm not in VALUE_NORMS:
+        raise ValueError(f"value_norm must be one of {', '.join(VALUE_NORMS)}, got "
+                         f"{value_norm!r}")
     if torso_kwargs is not None and not isinstance(torso_kwargs, dict):
         raise ValueError(f"torso_kwargs must be a dict or None, got {type(torso_kwargs).__name__}")
     return GDINetwork(
@@ -418,5 +430,5 @@ def build(
         aux=bool(aux), torso_kwargs=dict(torso_kwargs or {}),
         obs_scale=None if obs_scale is None else float(obs_scale),
         head_hidden=int(head_hidden), torso_init=torso_init, policy_head=policy_head,
-        core=core, input_norm=input_norm,
+        core=core, input_norm=input_norm, value_norm=value_norm,
     )

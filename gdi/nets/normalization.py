@@ -21,11 +21,16 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-__all__ = ["INPUT_NORMS", "RunningInputNorm", "merge_moments"]
+__all__ = ["INPUT_NORMS", "VALUE_NORMS", "RunningInputNorm", "RunningValueNorm", "merge_moments"]
 
 #: How observations enter the torso after their scale (``NetworkConfig.input_norm``): as they
 #: are (the paper) or standardized by running statistics (Sample Factory's ``normalize_input``).
 INPUT_NORMS = ("none", "running")
+
+#: How each family's V and A heads are read (``NetworkConfig.value_norm``): in the units of the
+#: returns (the paper) or in units of the running statistics of its V-trace targets, as Sample
+#: Factory's ``normalize_returns`` reads its value head.
+VALUE_NORMS = ("none", "running")
 
 
 def merge_moments(
@@ -97,3 +102,61 @@ class RunningInputNorm(nn.Module):
         scale = torch.rsqrt(self.var + self.eps)
         shift = (-self.mean * scale).to(x.dtype)
         return torch.addcmul(shift, x, scale.to(x.dtype)).clamp_(-self.clip, self.clip)
+
+
+class RunningValueNorm(nn.Module):
+    """Each family's value and Q-advantage heads read in units of its returns' running
+    statistics (not in the paper; ``value_norm="running"``).
+
+    Sample Factory's Atari APPO (``normalize_returns=True``) trains its value head on returns
+    standardized by their running mean μ and standard deviation σ, and reads the head as
+    V = σ·v̂ + μ wherever a value is needed. Here family f's heads give (Â_f, v̂_f) and the
+    network returns A_f = σ_f·Â_f and V_f = σ_f·v̂_f + μ_f, so Q_f = Ā_f + V_f = σ_f·(Â̄_f + v̂_f)
+    + μ_f is read the same way: everything downstream (V-trace, Retrace, the actors' bootstrap
+    at a time limit, π_λ = softmax(A/τ) in the paper's T) sees returns in their own units, and
+    the loss divides the V and Q errors by σ_f (``LossOutputs.value_scale``), so the heads
+    regress standardized targets, as Sample Factory's does. μ_f and σ_f² are the mean and
+    population variance of every V-trace target v_s of family f that the learner has trained
+    on (``update``, after each step; its first step reads μ = 0, σ = 1: the heads as they are).
+    The statistics accumulate in float64 and are buffers, so they travel with the parameters
+    (checkpoints, the actors' pushes). No PopArt correction: a change of σ rescales what the
+    heads say, as in Sample Factory.
+    """
+
+    def __init__(self, families: int, eps: float = 1e-5):
+        super().__init__()
+        self.eps = float(eps)
+        self.register_buffer("count", torch.zeros((), dtype=torch.float64))
+        self.register_buffer("mean", torch.zeros(families, dtype=torch.float64))
+        self.register_buffer("var", torch.ones(families, dtype=torch.float64))
+
+    @property
+    def std(self) -> torch.Tensor:
+        """σ_f = √(σ_f² + eps), ``[F]`` float64."""
+        return torch.sqrt(self.var + self.eps)
+
+    @torch.no_grad()
+    def update(self, batch_count: int, batch_mean: torch.Tensor, batch_var: torch.Tensor) -> None:
+        """Fold ``batch_count`` targets per family, of mean ``batch_mean [F]`` and population
+        variance ``batch_var [F]``, into the statistics. Non-finite moments (a batch the
+        learner skips) are left out."""
+        batch_mean = torch.as_tensor(batch_mean, dtype=torch.float64, device=self.mean.device)
+        batch_var = torch.as_tensor(batch_var, dtype=torch.float64, device=self.var.device)
+        if batch_mean.shape != self.mean.shape or batch_var.shape != self.var.shape:
+            raise ValueError(f"value statistics are per family, shape {tuple(self.mean.shape)}; "
+                             f"got mean {tuple(batch_mean.shape)}, var {tuple(batch_var.shape)}")
+        if batch_count < 1 or not (torch.isfinite(batch_mean).all()
+                                   and torch.isfinite(batch_var).all()):
+            return
+        count, mean, var = merge_moments(self.count, self.mean, self.var, batch_count,
+                                         batch_mean, batch_var)
+        self.count.copy_(count)
+        self.mean.copy_(mean)
+        self.var.copy_(var)
+
+    def forward(self, adv: torch.Tensor, value: torch.Tensor
+                ) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(σ·adv, σ·value + μ)`` per family: ``adv [F, T, B, A]``, ``value [F, T, B]``."""
+        std = self.std.to(value.dtype)
+        mean = self.mean.to(value.dtype)
+        return adv * std.view(-1, 1, 1, 1), value * std.view(-1, 1, 1) + mean.view(-1, 1, 1)

@@ -181,9 +181,12 @@ def reference_loss(outputs, batch, config):
             clipped_shares.append(sum(flat) / len(flat))
         else:
             policy = -pg_normalized_by_hand(pg, config.pg_advantage_norm) * log_pi_taken
+        # value_norm="running": the errors in units of the family's σ (Sample Factory's
+        # standardized targets against its standardized head).
+        sigma = 1.0 if outputs.value_scale is None else float(outputs.value_scale[k])
         terms = {
-            "value": 0.5 * (vs - value[k, :num_steps]) ** 2,
-            "q": 0.5 * (g - q_taken) ** 2,
+            "value": 0.5 * ((vs - value[k, :num_steps]) / sigma) ** 2,
+            "q": 0.5 * ((g - q_taken) / sigma) ** 2,
             "policy": policy,
         }
         for name, term in terms.items():
@@ -193,6 +196,11 @@ def reference_loss(outputs, batch, config):
             total_magnitudes[name] += float(term.abs().mean())
         metrics[f"stats/vs_mean_f{k + 1}"] = float(vs.mean())
         magnitudes[f"stats/vs_mean_f{k + 1}"] = float(vs.abs().mean())
+        targets = [w for row in vs.tolist() for w in row]
+        vs_mean = sum(targets) / len(targets)
+        metrics[f"stats/vs_std_f{k + 1}"] = math.sqrt(
+            sum((w - vs_mean) ** 2 for w in targets) / len(targets))
+        magnitudes[f"stats/vs_std_f{k + 1}"] = float(vs.abs().max())
         spreads = [max(adv[k, t, b].tolist()) - min(adv[k, t, b].tolist())
                    for t in range(num_steps) for b in range(batch_size)]
         metrics[f"stats/adv_spread_f{k + 1}"] = sum(spreads) / len(spreads)
@@ -291,6 +299,36 @@ def test_a_policy_head_beside_a_matches_reference(config):
     assert abs(from_a[1]["losses/policy"] - metrics["losses/policy"]) > 1e-3
 
 
+@pytest.mark.parametrize("config,scale", [
+    (LossConfig(), [2.5]),
+    (LossConfig(reward_shapes=("log", "root"), pg_advantage_norm="standardize"), [0.3, 4.0]),
+], ids=["gdi-i3", "gdi-h3-standardize"])
+def test_a_value_scale_divides_the_v_and_q_errors_as_the_reference(config, scale):
+    """value_norm="running" (not the paper): with σ_k given, L_V,k = ½((v_s − V_k)/σ_k)² and
+    L_Q,k = ½((G − Q_k)/σ_k)², written from the formula in the reference; the targets, the
+    policy gradient and the entropy stay those without it."""
+    outputs, batch = make_case(config.num_families)
+    scaled = outputs._replace(value_scale=torch.tensor(scale, dtype=DTYPE))
+    reference = reference_loss(scaled, batch, config)
+    _, metrics = loss(scaled, batch, config)
+    assert_matches_reference(loss(scaled, batch, config), reference, batch)
+    _, plain = loss(outputs, batch, config)
+    for k, sigma in enumerate(scale, start=1):
+        assert_close(metrics[f"losses/value_f{k}"], plain[f"losses/value_f{k}"] / sigma**2,
+                     terms=batch.actions.numel(), magnitude=plain[f"losses/value_f{k}"] / sigma**2)
+        for name in ("losses/policy", "stats/vs_mean", "stats/q_target_mean"):
+            assert metrics[f"{name}_f{k}"] == plain[f"{name}_f{k}"], name
+
+
+@pytest.mark.parametrize("scale", [[1.0, 1.0], [0.0], [-1.0], "2"])
+def test_a_value_scale_that_is_not_one_positive_sigma_per_family_is_named(scale):
+    outputs, batch = make_case(1)
+    bad = torch.tensor(scale, dtype=DTYPE) if isinstance(scale, list) else scale
+    with pytest.raises(ValueError, match=r"outputs.value_scale must be None or a positive float "
+                                         r"tensor of one σ per family \[F\] = \(1,\)"):
+        loss(outputs._replace(value_scale=bad), batch, LossConfig())
+
+
 def test_with_a_policy_head_the_policy_gradient_trains_l_and_the_q_loss_trains_a():
     outputs, batch = make_case(1, logits=True)
     config = LossConfig(entropy_scale=0.1)
@@ -327,6 +365,7 @@ def test_metrics_are_namespaced_floats():
             "losses/q",
             "losses/policy",
             "stats/vs_mean",
+            "stats/vs_std",
             "stats/q_target_mean",
             "stats/adv_spread",
             "stats/pg_advantage_mean",
@@ -342,6 +381,7 @@ def test_metrics_are_namespaced_floats():
         "losses/aux/forward",
         "losses/total",
         "stats/vs_mean",
+        "stats/vs_std",
         "stats/q_target_mean",
         "stats/adv_spread",
         "stats/pg_advantage_mean",

@@ -171,9 +171,12 @@ class Learner:
         predictions = self.net.dynamics_predictions(outputs, actions, not_done) \
             if cfg.aux_tasks else None
         aux_losses = {} if predictions is None else dynamics_losses(*predictions, actions, not_done)
+        value_norm = getattr(self.net, "value_norm", None)
         loss, metrics = gdi_loss(
             LossOutputs(adv=outputs.adv, value=outputs.value, aux_losses=aux_losses,
-                        logits=outputs.logits if cfg.policy_head == "separate" else None),
+                        logits=outputs.logits if cfg.policy_head == "separate" else None,
+                        value_scale=None if value_norm is None
+                        else value_norm.std.to(outputs.value.dtype)),
             LossBatch(
                 actions=actions,
                 rewards=t["rewards"][burn:],
@@ -204,6 +207,18 @@ class Learner:
             self.optimizer.zero_grad(set_to_none=True)
             return metrics
         self.optimizer.step()
+        if value_norm is not None:
+            # This step's V-trace targets join the return statistics the next step reads
+            # (Sample Factory folds them in before its step; here the loss makes them).
+            families = range(1, outputs.value.shape[0] + 1)
+            value_norm.update(
+                actions.numel(),
+                torch.tensor([metrics[f"stats/vs_mean_f{f}"] for f in families],
+                             dtype=torch.float64),
+                torch.tensor([metrics[f"stats/vs_std_f{f}"] ** 2 for f in families],
+                             dtype=torch.float64),
+            )
+            metrics["stats/value_norm_std"] = float(value_norm.std.mean())
         self.steps += 1
         return metrics
 

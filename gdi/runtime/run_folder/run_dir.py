@@ -89,6 +89,7 @@ FIELDS_ADDED_LATER = {
     "clip_pg_rho": None,  # before it, the policy gradient's ρ was truncated at ρ̄ (the paper)
     "trace_lambda": 1.0,  # before it, traces were cut by c̄ only (the paper)
     "input_norm": "none",  # before it, observations entered the torso as scaled (the paper)
+    "value_norm": "none",  # before it, the A and V heads spoke in the returns' units (the paper)
 }
 
 
