@@ -194,6 +194,16 @@ done
 appo 2 80 || exit 1
 STOP_AT=2e6 run_once runs/screen/breakout-head-ale-ent02-0 ale-screen $GAME \
   --learning policy-head-ale --seed 0 --set entropy_scale=0.2 || exit 1
+# Eighteenth session: on Breakout's seed 1 (policy-head-ale held it at 12-13.5 from 0.96M to 2M)
+# returns normalization (value_norm=running) passed 15 at 1.59M and APPO's gradient clip
+# (max_grad_norm=5) at 1.51M, one run each (records in ale-screen/). Next: a second run of the
+# control on seed 1 (the seed or the run?), and value_norm=running on seeds 0 and 2, to 2M.
+STOP_AT=2e6 run_once runs/screen/breakout-head-ale-rerun-1 ale-screen $GAME \
+  --learning policy-head-ale --seed 1 || exit 1
+for seed in 0 2; do
+  STOP_AT=2e6 run_once "runs/screen/breakout-head-ale-valuenorm-$seed" ale-screen $GAME \
+    --learning policy-head-ale --seed "$seed" --set value_norm=running || exit 1
+done
 for seed in 0 1; do
   for game in Boxing SpaceInvaders MsPacman RoadRunner; do
     game "$game" head-ale "$seed" || exit 1
