@@ -85,13 +85,12 @@ def test_the_learner_folds_each_steps_targets_into_the_statistics_and_checkpoint
     statistics."""
     import gdi.runtime.learning.learner as learner_module
 
-    scales = []
+    scales, real_loss = [], learner_module.gdi_loss
 
     def spy(outputs, batch, config):
         scales.append(outputs.value_scale.clone())
-        return learner_module.gdi_loss.__wrapped__(outputs, batch, config)
+        return real_loss(outputs, batch, config)
 
-    spy.__wrapped__ = learner_module.gdi_loss
     monkeypatch.setattr(learner_module, "gdi_loss", spy)
     config, env_config, learner, actor = setup(value_norm="running")
     reported, sigmas = [], []

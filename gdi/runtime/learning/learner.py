@@ -171,7 +171,7 @@ class Learner:
         predictions = self.net.dynamics_predictions(outputs, actions, not_done) \
             if cfg.aux_tasks else None
         aux_losses = {} if predictions is None else dynamics_losses(*predictions, actions, not_done)
-        value_norm = getattr(self.net, "value_norm", None)
+        value_norm = self.net.value_norm  # None unless value_norm="running"
         loss, metrics = gdi_loss(
             LossOutputs(adv=outputs.adv, value=outputs.value, aux_losses=aux_losses,
                         logits=outputs.logits if cfg.policy_head == "separate" else None,
