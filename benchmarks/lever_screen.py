@@ -25,7 +25,9 @@ figure: training return and entropy against frames, one line per run.
 experiment folder: its training episodes; it logs no learner statistics). Runs labelled
 ``NAME, seed N`` form a group when two or more share NAME; a second table gives each group's
 mean frames to each level and mean minutes to the highest, with 95 % percentile-bootstrap
-intervals over its seeds (rliable, as ``gdi report``), and its mean last evaluation.
+intervals over its seeds (rliable, as ``gdi report``), and its mean last evaluation. A third
+reads "the mean over seeds reaches N" as the frames at which the seeds' mean training return
+first reached N, defined where a seed never got there, with an interval over resampled seeds.
 """
 
 from __future__ import annotations
@@ -198,6 +200,80 @@ def group_table(runs: list[Screened], levels: Sequence[float], window: int) -> s
     return "\n".join(lines) + "\n"
 
 
+#: The grid of the seeds' mean curve (frames): the tables' two decimals of millions.
+MEAN_CURVE_STEP = 10_000
+#: Resamples of the seeds for the mean curve's interval.
+MEAN_CURVE_RESAMPLES = 2000
+
+
+def seed_curves(curves: Sequence[Curve], window: int,
+                step: float = MEAN_CURVE_STEP) -> tuple[np.ndarray, np.ndarray]:
+    """(grid, values [seeds, grid]): each seed's training return (the mean of its last
+    ``window`` episodes) held from each episode's end to the next, on a grid of ``step`` frames
+    up to the shortest seed's last episode, where every seed is still measured; NaN before a
+    seed's first episode."""
+    span = min(float(c.episode_frames[-1]) if c.episode_frames.size else 0.0 for c in curves)
+    grid = np.arange(step, span + step / 2, step)
+    values = np.full((len(curves), grid.size), np.nan)
+    for row, c in zip(values, curves, strict=True):
+        if not grid.size:
+            break
+        last = np.searchsorted(c.episode_frames, grid, side="right") - 1
+        held = trailing_mean(c.episode_returns, window)[np.maximum(last, 0)]
+        row[:] = np.where(last >= 0, held, np.nan)
+    return grid, values
+
+
+def first_crossing(grid: np.ndarray, means: np.ndarray, level: float) -> np.ndarray:
+    """Per row of ``means`` [..., grid]: the first grid frame at which it reached ``level``;
+    inf where it never did (NaN, a seed not yet measured, never counts as reached)."""
+    reached = means >= level
+    return np.where(reached.any(axis=-1), grid[np.argmax(reached, axis=-1)], np.inf) \
+        if grid.size else np.full(means.shape[:-1], np.inf)
+
+
+def mean_curve_table(runs: list[Screened], levels: Sequence[float], window: int) -> str:
+    """Per group of two or more seeds: the frames at which the mean over its seeds of their
+    training returns first reached each level, the reading of "the mean over seeds reaches N"
+    that a seed that never got there does not leave undefined, with a 95 % percentile interval
+    over resamples of whole seeds (a seed's curve is one draw); "> SPAN" where resamples never
+    reached the level within the span every seed covers."""
+    groups: dict[str, list[Screened]] = {}
+    for run in runs:
+        name = seed_group(run.label)
+        if name is not None:
+            groups.setdefault(name, []).append(run)
+    groups = {name: members for name, members in groups.items() if len(members) > 1}
+    if not groups:
+        return ""
+    head = ["group", "seeds", *(f"mean curve to {level:g} (M)" for level in levels), "span (M)"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    rng = np.random.default_rng(0)
+    for name, members in groups.items():
+        grid, values = seed_curves([m.curve for m in members], window)
+        picks = rng.integers(len(members), size=(MEAN_CURVE_RESAMPLES, len(members)))
+        resampled = values[picks].mean(axis=1)  # [resamples, grid]
+        span = grid[-1] / 1e6 if grid.size else 0.0
+        cells = [name, str(len(members))]
+        for level in levels:
+            point = float(first_crossing(grid, values.mean(axis=0), level))
+            # Order statistics, not interpolation, so that an inf (never) stays an inf.
+            low, high = np.quantile(first_crossing(grid, resampled, level), (0.025, 0.975),
+                                    method="inverted_cdf")
+            shown = [f"{x / 1e6:.2f}" if np.isfinite(x) else f"> {span:.2f}"
+                     for x in (point, low, high)]
+            cells.append(f"{shown[0]} [{shown[1]}, {shown[2]}]")
+        cells.append(f"{span:.2f}")
+        lines.append("| " + " | ".join(cells) + " |")
+    lines.append("")
+    lines.append(f"The mean over each group's seeds of their training return (each seed's mean of "
+                 f"its last {window} episodes, held between its episodes, on a "
+                 f"{MEAN_CURVE_STEP / 1e6:g}M-frame grid up to the span every seed covers) and "
+                 f"the frames at which it first reached each level, with a 95 % percentile "
+                 f"interval over {MEAN_CURVE_RESAMPLES} resamples of whole seeds.")
+    return "\n".join(lines) + "\n"
+
+
 def screen_figure(runs: list[Screened], window: int, path: Path,
                   title: str = "one lever at a time against its control") -> None:
     import matplotlib
@@ -273,7 +349,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     text = screen_table(runs, args.frames, args.levels, args.window)
     groups = group_table(runs, args.levels, args.window)
     if groups:
-        text += "\n" + groups
+        text += "\n" + groups + "\n" + mean_curve_table(runs, args.levels, args.window)
     args.out.with_suffix(".md").write_text(text)
     print(text)
     return 0

@@ -200,6 +200,12 @@ STOP_AT=2e6 run_once runs/screen/breakout-head-ale-ent02-0 ale-screen $GAME \
 # control on seed 1 (the seed or the run?), and value_norm=running on seeds 0 and 2, to 2M.
 STOP_AT=2e6 run_once runs/screen/breakout-head-ale-rerun-1 ale-screen $GAME \
   --learning policy-head-ale --seed 1 || exit 1
+# Nineteenth session: the default on two more seeds (3 and 4) to 2M, so its mean to 10 and 15
+# stands on five seeds against APPO's, before value_norm=running's seeds 0 and 2.
+for seed in 3 4; do
+  STOP_AT=2e6 run_once "runs/screen/breakout-head-ale-$seed" ale-screen $GAME \
+    --learning policy-head-ale --seed "$seed" || exit 1
+done
 for seed in 0 2; do
   STOP_AT=2e6 run_once "runs/screen/breakout-head-ale-valuenorm-$seed" ale-screen $GAME \
     --learning policy-head-ale --seed "$seed" --set value_norm=running || exit 1

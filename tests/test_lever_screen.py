@@ -130,6 +130,8 @@ def test_seeds_of_one_name_are_grouped_with_intervals_over_them_by_hand(tmp_path
                               "--frames", "1.5e5", "--levels", "5", "10", "--window", "1",
                               "--out", str(out)]) == 0
     text = out.with_suffix(".md").read_text()
+    assert "| group | seeds | mean curve to 5 (M) |" in text  # the mean curve's own table after
+    text = text.split("| group | seeds | mean curve")[0]
     rows = {line.split(" | ")[0].lstrip("| "): line.rstrip(" |").split(" | ")
             for line in text.splitlines() if line.startswith(("| head |", "| APPO |"))}
     assert text.count("| group | seeds | frames to 5 (M) | frames to 10 (M) | minutes to 10 |") == 1
@@ -146,8 +148,9 @@ def test_seeds_of_one_name_are_grouped_with_intervals_over_them_by_hand(tmp_path
                               "--appo", f"APPO, seed 0={appo0}", "--appo", f"APPO, seed 1={appo1}",
                               "--frames", "1.5e5", "--levels", "5", "--window", "1",
                               "--out", str(out)]) == 0
+    first_tables = out.with_suffix(".md").read_text().split("| group | seeds | mean curve")[0]
     minutes = {line.split(" | ")[0].lstrip("| "): line.split(" | ")[3]
-               for line in out.with_suffix(".md").read_text().splitlines()
+               for line in first_tables.splitlines()
                if line.startswith(("| head |", "| APPO |"))}
     assert minutes == {"head": "1.5 [0.5, 2.5]", "APPO": "1.5 [1.0, 2.0]"}
 
@@ -175,3 +178,53 @@ def test_the_figure_is_titled_a_screen_unless_told_otherwise(tmp_path, monkeypat
                                   "--out", str(tmp_path / "x.png"), *extra]) == 0
     assert titles == ["Breakout: one lever at a time against its control",
                       "Breakout: three seeds against APPO"]
+
+
+def _curve(frames, returns):
+    import numpy as np
+
+    from benchmarks.atari_learning import Curve
+
+    return Curve(label="x", group="x", game="Breakout",
+                 episode_minutes=np.arange(1.0, len(frames) + 1),
+                 episode_frames=np.array(frames, dtype=float),
+                 episode_returns=np.array(returns, dtype=float),
+                 eval_minutes=np.array([]), eval_frames=np.array([]), eval_returns=[])
+
+
+def test_the_seeds_mean_curve_holds_each_seed_between_episodes_by_hand():
+    import numpy as np
+
+    from tests.tolerance import assert_close
+
+    # Seed a: episodes end at 10k and 30k frames (returns 4, 12); seed b at 20k and 40k (6,
+    # 20). Window 1, grid 10k up to 30k (seed a's last episode): a = 4, 4, 12; b = —, 6, 6.
+    grid, values = lever_screen.seed_curves([_curve((1e4, 3e4), (4, 12)),
+                                             _curve((2e4, 4e4), (6, 20))], window=1)
+    assert_close(grid, np.array([1e4, 2e4, 3e4]))
+    assert_close(values[0], np.array([4.0, 4.0, 12.0]))
+    assert np.isnan(values[1, 0]) and values[1, 1:].tolist() == [6.0, 6.0]
+    means = values.mean(axis=0)  # —, 5, 9: the frame before seed b's first episode is unmeasured
+    assert lever_screen.first_crossing(grid, means, 5.0) == 2e4
+    assert lever_screen.first_crossing(grid, means, 9.0) == 3e4
+    assert lever_screen.first_crossing(grid, means, 10.0) == np.inf
+    # A window of 2: seed a's second point is the mean of 4 and 12.
+    _, two = lever_screen.seed_curves([_curve((1e4, 3e4), (4, 12))], window=2)
+    assert two[0].tolist() == [4.0, 4.0, 8.0]
+
+
+def test_the_mean_curve_table_reads_a_seed_that_never_got_there_by_hand(tmp_path):
+    # Seed 0 reaches 10 at 30k frames, seed 1 never does (6, then 6 until its run ends at 40k).
+    # Mean curve (window 1, up to 30k): —, 5, 9, so neither 10 nor, here, anything past 9. The
+    # resamples of the two seeds: (0, 0) reaches 5 at 30k and 10 at 30k; (1, 1) reaches 5 at
+    # 20k and never 10; the mixed ones 5 at 20k and never 10. Each is a quarter or a half of the
+    # 2000 draws, so the 2.5 % and 97.5 % order statistics are the extremes.
+    runs = [lever_screen.Screened("head, seed 0", _curve((1e4, 3e4), (4, 12))),
+            lever_screen.Screened("head, seed 1", _curve((2e4, 4e4), (6, 6))),
+            lever_screen.Screened("lone", _curve((1e4,), (1,)))]
+    text = lever_screen.mean_curve_table(runs, [5.0, 10.0], window=1)
+    row = next(line for line in text.splitlines() if line.startswith("| head |"))
+    assert row.rstrip(" |").split(" | ")[1:] == ["2", "0.02 [0.02, 0.03]",
+                                                 "> 0.03 [0.03, > 0.03]", "0.03"]
+    assert "| lone |" not in text  # one run alone is no group
+    assert lever_screen.mean_curve_table(runs[2:], [5.0], window=1) == ""
