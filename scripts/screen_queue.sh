@@ -201,19 +201,20 @@ STOP_AT=2e6 run_once runs/screen/breakout-head-ale-ent02-0 ale-screen $GAME \
 STOP_AT=2e6 run_once runs/screen/breakout-head-ale-rerun-1 ale-screen $GAME \
   --learning policy-head-ale --seed 1 || exit 1
 # Nineteenth session: the default on two more seeds (3 and 4) to 2M, so its mean to 10 and 15
-# stands on five seeds against APPO's, before value_norm=running's seeds 0 and 2.
+# stands on five seeds against APPO's; then the games (the other criteria), then
+# value_norm=running's seeds 0 and 2.
 for seed in 3 4; do
   STOP_AT=2e6 run_once "runs/screen/breakout-head-ale-$seed" ale-screen $GAME \
     --learning policy-head-ale --seed "$seed" || exit 1
-done
-for seed in 0 2; do
-  STOP_AT=2e6 run_once "runs/screen/breakout-head-ale-valuenorm-$seed" ale-screen $GAME \
-    --learning policy-head-ale --seed "$seed" --set value_norm=running || exit 1
 done
 for seed in 0 1; do
   for game in Boxing SpaceInvaders MsPacman RoadRunner; do
     game "$game" head-ale "$seed" || exit 1
   done
+done
+for seed in 0 2; do
+  STOP_AT=2e6 run_once "runs/screen/breakout-head-ale-valuenorm-$seed" ale-screen $GAME \
+    --learning policy-head-ale --seed "$seed" --set value_norm=running || exit 1
 done
 for seed in 0 1 2; do  # resumed from the 2M checkpoints carried in the repository
   run_once "runs/screen/breakout-head-e-inputnorm-advstd-$seed" ale-screen || exit 1
