@@ -151,6 +151,16 @@ def seed_group(label: str) -> str | None:
     return None if match is None else match[1]
 
 
+def seed_groups(runs: list[Screened]) -> dict[str, list[Screened]]:
+    """The runs labelled ``NAME, seed N`` by NAME, for each NAME that two or more share."""
+    groups: dict[str, list[Screened]] = {}
+    for run in runs:
+        name = seed_group(run.label)
+        if name is not None:
+            groups.setdefault(name, []).append(run)
+    return {name: members for name, members in groups.items() if len(members) > 1}
+
+
 def _mean_interval(values: Sequence[float], scale: float = 1.0, digits: int = 2) -> str:
     """The mean of ``values`` / ``scale`` with its 95 % bootstrap interval over them."""
     name = "values"
@@ -164,12 +174,7 @@ def group_table(runs: list[Screened], levels: Sequence[float], window: int) -> s
     and minutes to the highest, each over the seeds that reached it when all did ("k of n"
     otherwise), and the mean last evaluation, each with its 95 % interval over seeds; "" when no
     label makes a group."""
-    groups: dict[str, list[Screened]] = {}
-    for run in runs:
-        name = seed_group(run.label)
-        if name is not None:
-            groups.setdefault(name, []).append(run)
-    groups = {name: members for name, members in groups.items() if len(members) > 1}
+    groups = seed_groups(runs)
     if not groups:
         return ""
     top = max(levels)
@@ -238,12 +243,7 @@ def mean_curve_table(runs: list[Screened], levels: Sequence[float], window: int)
     that a seed that never got there does not leave undefined, with a 95 % percentile interval
     over resamples of whole seeds (a seed's curve is one draw); "> SPAN" where resamples never
     reached the level within the span every seed covers."""
-    groups: dict[str, list[Screened]] = {}
-    for run in runs:
-        name = seed_group(run.label)
-        if name is not None:
-            groups.setdefault(name, []).append(run)
-    groups = {name: members for name, members in groups.items() if len(members) > 1}
+    groups = seed_groups(runs)
     if not groups:
         return ""
     head = ["group", "seeds", *(f"mean curve to {level:g} (M)" for level in levels), "span (M)"]
