@@ -23,6 +23,7 @@ from gdi.learning.policy_gradient import (
     PG_ADVANTAGE_NORMS,
     clipped_fraction,
     clipped_surrogate_loss,
+    entropy_floor_penalty,
     normalized_pg_advantages,
 )
 from gdi.learning.retrace import retrace
@@ -68,6 +69,12 @@ class LossConfig:
     """β, scale of the policy-gradient loss."""
     entropy_scale: float = 0.0
     """Entropy regularization (paper: none)."""
+    entropy_floor: float = 0.0
+    """A floor on π_λ's entropy (nats, the batch's mean): below it the loss adds
+    ``entropy_floor_scale``·(floor − H), so that π_λ is pulled back only while it is sharper
+    than the floor (0: no floor; not in the paper nor in APPO; ``entropy_floor_penalty``)."""
+    entropy_floor_scale: float = 1.0
+    """The weight of the floor's penalty (ten times the ale-cpu default's entropy term)."""
     pg_clip: float = 0.0
     """ε of PPO's clipped surrogate −min(r·Â, clip(r, 1 ± ε)·Â), r = π/μ, Â the V-trace
     advantage before ρ, in place of the paper's policy gradient −ρ_s δ·log π (0: the paper's);
@@ -129,11 +136,17 @@ class LossConfig:
             raise ValueError(
                 f"q_loss_trains_value: must be True or False, got {self.q_loss_trains_value!r}"
             )
+        floor = self.entropy_floor
+        if (isinstance(floor, bool) or not isinstance(floor, int | float)
+                or not math.isfinite(floor) or floor < 0):
+            raise ValueError(f"entropy_floor: a floor on π_λ's entropy in nats must be a finite "
+                             f"number >= 0 (0: none), got {floor!r}")
         scales = {
             "value_loss_scale": self.value_loss_scale,
             "q_loss_scale": self.q_loss_scale,
             "pg_loss_scale": self.pg_loss_scale,
             "entropy_scale": self.entropy_scale,
+            "entropy_floor_scale": self.entropy_floor_scale,
             "aux_loss_scale": self.aux_loss_scale,
         }
         for field, value in scales.items():
@@ -289,7 +302,8 @@ def _taken(per_action: torch.Tensor, actions: torch.Tensor) -> torch.Tensor:
 def loss(
     outputs: LossOutputs, batch: LossBatch, config: LossConfig
 ) -> tuple[torch.Tensor, dict[str, float]]:
-    """The GDI loss ξ·L_V + α·L_Q + β·L_π − entropy_scale·H(π) + aux_loss_scale·Σ L_aux.
+    """The GDI loss ξ·L_V + α·L_Q + β·L_π − entropy_scale·H(π) + aux_loss_scale·Σ L_aux
+    (+ entropy_floor_scale·max(0, entropy_floor − H(π)) with a floor on the entropy).
 
     For the T learning steps, with the advantages A_1 … A_F of the F families:
 
@@ -349,9 +363,10 @@ def loss(
     log_rhos = _taken(target_log_policy, actions) - batch.behavior_log_probs.detach()
 
     # Entropy of the joint π_λ; with gradient to both families only when it is in the loss.
-    if config.entropy_scale > 0 and num_families > 1:
+    entropy_in_loss = config.entropy_scale > 0 or config.entropy_floor > 0
+    if entropy_in_loss and num_families > 1:
         entropy = _policy_entropy(space.log_probs(family_logits, batch.lambdas)).mean()
-    elif config.entropy_scale > 0:
+    elif entropy_in_loss:
         entropy = _policy_entropy(family_log_policies[0]).mean()
     else:
         entropy = _policy_entropy(target_log_policy, target_policy).mean()
@@ -461,6 +476,10 @@ def loss(
         + config.pg_loss_scale * total_policy_loss
         - config.entropy_scale * entropy
     )
+    if config.entropy_floor > 0:
+        below_floor = entropy_floor_penalty(entropy, config.entropy_floor)
+        total = total + config.entropy_floor_scale * below_floor
+        metrics["losses/entropy_below_floor"] = below_floor
     for name, aux in outputs.aux_losses.items():
         total = total + config.aux_loss_scale * aux
         metrics[f"losses/aux/{name}"] = aux

@@ -9,7 +9,7 @@ from __future__ import annotations
 import torch
 
 __all__ = ["PG_ADVANTAGE_NORMS", "clipped_fraction", "clipped_surrogate_loss",
-           "normalized_pg_advantages"]
+           "entropy_floor_penalty", "normalized_pg_advantages"]
 
 #: How the policy gradient's advantages may be normalized over a batch: the choices of
 #: ``LossConfig.pg_advantage_norm`` (its annotation reads them from here).
@@ -69,3 +69,16 @@ def clipped_fraction(log_pi_taken: torch.Tensor, behavior_log_probs: torch.Tenso
     advantages = advantages.detach()
     beyond = ((ratio > 1.0 + clip) & (advantages > 0)) | ((ratio < 1.0 - clip) & (advantages < 0))
     return (beyond & torch.isfinite(log_pi_taken)).to(ratio.dtype).mean()
+
+
+def entropy_floor_penalty(entropy: torch.Tensor, floor: float) -> torch.Tensor:
+    """max(0, floor − H): how far π_λ's entropy ``H`` (nats, a scalar: the batch's mean) is
+    below ``floor``.
+
+    Weighted into the loss it pulls the entropy up only while π_λ is sharper than the floor and
+    leaves it alone above, where an entropy term pulls everywhere: on Breakout the runs of
+    ``--learning policy-head-ale`` that stalled at 10-12 are those whose π_λ fell to 0.15-0.20
+    nats, where a larger entropy term held every run at ~1.8 nats and learned later
+    (docs/learning-per-frame-notes.md). ``floor`` 0 is no floor (the penalty is 0 for every H).
+    """
+    return torch.clamp(floor - entropy, min=0.0)

@@ -228,12 +228,18 @@ def reference_loss(outputs, batch, config):
     metrics.update({f"losses/{name}": number for name, number in totals.items()})
     magnitudes.update({f"losses/{name}": number for name, number in total_magnitudes.items()})
     metrics["losses/entropy"] = magnitudes["losses/entropy"] = entropy  # terms -p·log p >= 0
+    if config.entropy_floor > 0:  # the floor's penalty, straight from max(0, floor − H)
+        below = config.entropy_floor - entropy if entropy < config.entropy_floor else 0.0
+        total += config.entropy_floor_scale * below
+        metrics["losses/entropy_below_floor"] = below
+        magnitudes["losses/entropy_below_floor"] = config.entropy_floor + entropy
     metrics["losses/total"] = total
     magnitudes["losses/total"] = (
         config.value_loss_scale * total_magnitudes["value"]
         + config.q_loss_scale * total_magnitudes["q"]
         + config.pg_loss_scale * total_magnitudes["policy"]
         + config.entropy_scale * entropy
+        + config.entropy_floor_scale * (config.entropy_floor + entropy)
     )
     if clipped_shares:
         metrics["stats/pg_clipped_frac"] = sum(clipped_shares) / len(clipped_shares)
@@ -270,15 +276,22 @@ def assert_matches_reference(got, reference, batch) -> None:
         LossConfig(reward_shapes=("log", "root"), pg_clip=0.1, pg_advantage_norm="standardize"),
         LossConfig(trace_lambda=0.95),
         LossConfig(reward_shapes=("log", "root"), trace_lambda=0.5, pg_clip=0.1),
+        # A floor on the entropy above the case's (~1.1 nats over three actions), then below it.
+        LossConfig(pg_advantage_norm="standardize", entropy_scale=0.1, entropy_floor=2.0),
+        LossConfig(reward_shapes=("log", "root"), entropy_floor=0.3, entropy_floor_scale=2.0),
     ],
     ids=["gdi-i3", "gdi-i3-clips", "gdi-h3", "gdi-h3-clips", "gdi-i3-center",
          "gdi-h3-standardize", "gdi-i3-ppo-clip", "gdi-h3-ppo-clip-standardize",
-         "gdi-i3-trace-lambda", "gdi-h3-trace-lambda-ppo-clip"],
+         "gdi-i3-trace-lambda", "gdi-h3-trace-lambda-ppo-clip", "gdi-i3-entropy-floor-above",
+         "gdi-h3-entropy-floor-below"],
 )
 def test_matches_reference(config):
     outputs, batch = make_case(config.num_families)
     reference = reference_loss(outputs, batch, config)
     assert 0 < reference[1]["stats/rho_clipped_frac"] < 1  # some ρ above ρ̄, some below
+    if config.entropy_floor:  # the two cases are what their ids say
+        entropy = reference[1]["losses/entropy"]
+        assert (entropy < config.entropy_floor) == (config.entropy_floor == 2.0)
     assert_matches_reference(loss(outputs, batch, config), reference, batch)
 
 
@@ -688,6 +701,37 @@ def test_entropy_bonus_reaches_both_families():
     assert (adv_grad[0, :-1] != 0).any() and (adv_grad[1, :-1] != 0).any()
 
 
+def test_the_entropy_floor_penalty_by_hand():
+    from gdi.learning.policy_gradient import entropy_floor_penalty
+
+    for entropy, floor, expected in [(0.2, 0.5, 0.3), (1.0, 0.5, 0.0), (0.5, 0.5, 0.0),
+                                     (0.0, 0.0, 0.0), (0.3, 0.0, 0.0)]:
+        got = entropy_floor_penalty(torch.tensor(entropy, dtype=DTYPE), floor)
+        assert_close(got.item(), expected)
+
+
+def test_the_entropy_floor_pulls_pi_only_while_its_entropy_is_below_it():
+    """Alone in the loss, the floor's gradient is −entropy_floor_scale times the entropy's
+    below the floor, and none above it."""
+    only = dict(value_loss_scale=0.0, q_loss_scale=0.0, pg_loss_scale=0.0)
+    outputs, batch = make_case(1, seed=5)
+    bare, metrics = loss(outputs, batch, LossConfig(entropy_scale=1.0, **only))
+    (entropy_grad,) = torch.autograd.grad(-bare, [outputs.adv])  # ∂H/∂A
+    entropy = metrics["losses/entropy"]
+    below, below_metrics = loss(outputs, batch, LossConfig(entropy_floor=entropy + 0.5,
+                                                           entropy_floor_scale=3.0, **only))
+    assert_close(below.item(), 3.0 * 0.5, magnitude=entropy + 0.5)
+    assert_close(below_metrics["losses/entropy_below_floor"], 0.5, magnitude=entropy + 0.5)
+    (grad,) = torch.autograd.grad(below, [outputs.adv])
+    assert_close(grad, -3.0 * entropy_grad)
+    assert (entropy_grad != 0).any()
+    above, above_metrics = loss(outputs, batch, LossConfig(entropy_floor=entropy - 0.1, **only))
+    assert above.item() == 0.0 and above_metrics["losses/entropy_below_floor"] == 0.0
+    (grad,) = torch.autograd.grad(above, [outputs.adv], allow_unused=True)
+    assert grad is None or not grad.any()
+    assert "losses/entropy_below_floor" not in metrics  # no floor, no metric
+
+
 def test_aux_losses_are_added_with_their_scale():
     outputs, batch = make_case(1)
     base, _ = loss(outputs, batch, LossConfig(aux_loss_scale=3.0))
@@ -764,6 +808,10 @@ def test_float32_inputs():
         ("q_loss_trains_value", 0),
         ("pg_loss_scale", "10"),
         ("entropy_scale", -0.01),
+        ("entropy_floor", -0.1),
+        ("entropy_floor", float("nan")),
+        ("entropy_floor", True),
+        ("entropy_floor_scale", -1.0),
         ("pg_advantage_norm", "whiten"),
         ("pg_clip", 1.0),
         ("pg_clip", -0.1),

@@ -90,6 +90,8 @@ FIELDS_ADDED_LATER = {
     "trace_lambda": 1.0,  # before it, traces were cut by c̄ only (the paper)
     "input_norm": "none",  # before it, observations entered the torso as scaled (the paper)
     "value_norm": "none",  # before it, the A and V heads spoke in the returns' units (the paper)
+    "entropy_floor": 0.0,  # before it, no floor on π_λ's entropy
+    "entropy_floor_scale": 1.0,  # (its weight, read only with a floor)
 }
 
 
