@@ -209,6 +209,13 @@ for seed in 3 4; do
     --learning policy-head-ale --seed "$seed" || exit 1
 done
 appo 3 40 || exit 1
+# The stalls (seeds 1 and 4 of five at 10-12 by 2M) are the runs whose π_λ fell to 0.15-0.20
+# nats: a floor on its entropy (entropy_floor=0.5, between them and the 0.4-1.1 of the runs that
+# passed 15), on the five seeds to 2M, the stalled ones first.
+for seed in 4 1 0 2 3; do
+  STOP_AT=2e6 run_once "runs/screen/breakout-head-ale-floor05-$seed" ale-screen $GAME \
+    --learning policy-head-ale --seed "$seed" --set entropy_floor=0.5 || exit 1
+done
 for seed in 0 1; do
   for game in Boxing SpaceInvaders MsPacman RoadRunner; do
     game "$game" head-ale "$seed" || exit 1
