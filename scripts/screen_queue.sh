@@ -202,8 +202,8 @@ STOP_AT=2e6 run_once runs/screen/breakout-head-ale-rerun-1 ale-screen $GAME \
   --learning policy-head-ale --seed 1 || exit 1
 # Nineteenth session: the default on two more seeds (3 and 4) to 2M, so its mean to 10 and 15
 # stands on five seeds against APPO's; APPO's fourth seed for 40 minutes alone on the same
-# machine (the wall-time criterion compares the two there); then the games (the issue's other
-# criteria), then value_norm=running's seeds 0 and 2.
+# machine (the wall-time criterion compares the two there); then a floor on π_λ's entropy, the
+# games (the issue's other criteria), value_norm=running's seeds 0 and 2.
 for seed in 3 4; do
   STOP_AT=2e6 run_once "runs/screen/breakout-head-ale-$seed" ale-screen $GAME \
     --learning policy-head-ale --seed "$seed" || exit 1
