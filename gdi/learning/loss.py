@@ -136,20 +136,18 @@ class LossConfig:
             raise ValueError(
                 f"q_loss_trains_value: must be True or False, got {self.q_loss_trains_value!r}"
             )
-        floor = self.entropy_floor
-        if (isinstance(floor, bool) or not isinstance(floor, int | float)
-                or not math.isfinite(floor) or floor < 0):
-            raise ValueError(f"entropy_floor: a floor on π_λ's entropy in nats must be a finite "
-                             f"number >= 0 (0: none), got {floor!r}")
-        scales = {
-            "value_loss_scale": self.value_loss_scale,
-            "q_loss_scale": self.q_loss_scale,
-            "pg_loss_scale": self.pg_loss_scale,
-            "entropy_scale": self.entropy_scale,
-            "entropy_floor_scale": self.entropy_floor_scale,
-            "aux_loss_scale": self.aux_loss_scale,
+        # Each a finite number >= 0: the loss weights, and the floor on π_λ's entropy.
+        finite_non_negative = {
+            "value_loss_scale": "a loss weight",
+            "q_loss_scale": "a loss weight",
+            "pg_loss_scale": "a loss weight",
+            "entropy_scale": "a loss weight",
+            "entropy_floor": "a floor on π_λ's entropy in nats (0: none)",
+            "entropy_floor_scale": "a loss weight",
+            "aux_loss_scale": "a loss weight",
         }
-        for field, value in scales.items():
+        for field, what in finite_non_negative.items():
+            value = getattr(self, field)
             if (
                 isinstance(value, bool)
                 or not isinstance(value, int | float)
@@ -157,7 +155,7 @@ class LossConfig:
                 or value < 0
             ):
                 raise ValueError(
-                    f"{field}: a loss weight must be a finite number >= 0, got {value!r}"
+                    f"{field}: {what} must be a finite number >= 0, got {value!r}"
                 )
 
     @property

@@ -239,8 +239,9 @@ def reference_loss(outputs, batch, config):
         + config.q_loss_scale * total_magnitudes["q"]
         + config.pg_loss_scale * total_magnitudes["policy"]
         + config.entropy_scale * entropy
-        + config.entropy_floor_scale * (config.entropy_floor + entropy)
     )
+    if config.entropy_floor > 0:
+        magnitudes["losses/total"] += config.entropy_floor_scale * (config.entropy_floor + entropy)
     if clipped_shares:
         metrics["stats/pg_clipped_frac"] = sum(clipped_shares) / len(clipped_shares)
         magnitudes["stats/pg_clipped_frac"] = 1.0
