@@ -221,8 +221,6 @@ def seed_curves(curves: Sequence[Curve], window: int,
     grid = np.arange(step, span + step / 2, step)
     values = np.full((len(curves), grid.size), np.nan)
     for row, c in zip(values, curves, strict=True):
-        if not grid.size:
-            break
         last = np.searchsorted(c.episode_frames, grid, side="right") - 1
         held = trailing_mean(c.episode_returns, window)[np.maximum(last, 0)]
         row[:] = np.where(last >= 0, held, np.nan)
