@@ -162,21 +162,24 @@ def test_the_ale_cpu_scale_changes_scale_knobs_only(preset):
         assert small[key] == paper[key], key
 
 
-def test_the_ale_cpu_scale_takes_the_head_with_standardized_inputs_and_advantages():
+def test_the_ale_cpu_scale_takes_the_head_with_standardized_inputs_advantages_and_a_floor():
     # The evidence of docs/learning-per-frame.md: on ale-cpu the paper's T plays at random on
     # Boxing and needs three times the frames on Breakout. The paper's own scale and MinAtar
     # keep the paper's T; --learning paper still names it on ale-cpu.
     default = resolve_config("gdi-i3", "ale:Breakout", scale="ale-cpu")
     head = resolve_config("gdi-i3", "ale:Breakout", scale="ale-cpu", learning="policy-head")
-    assert (default.learning, default.input_norm, default.pg_advantage_norm) == (
-        "policy-head-ale", "running", "standardize")
+    assert (default.learning, default.input_norm, default.pg_advantage_norm,
+            default.entropy_floor) == ("policy-head-ale", "running", "standardize", 0.5)
     changed = {k for k, v in default.to_dict().items() if head.to_dict()[k] != v}
-    assert changed == {"learning", "input_norm", "pg_advantage_norm"}
+    assert changed == {"learning", "input_norm", "pg_advantage_norm", "entropy_floor"}
     assert resolve_config("gdi-i3", "ale:Breakout").learning == "paper"
     assert resolve_config("gdi-i3", "minatar:breakout").learning == "paper"
     paper = resolve_config("gdi-i3", "ale:Breakout", scale="ale-cpu", learning="paper")
-    assert (paper.policy_head, paper.input_norm, paper.pg_advantage_norm) == (
-        "advantage", "none", "none")
+    assert (paper.policy_head, paper.input_norm, paper.pg_advantage_norm,
+            paper.entropy_floor) == ("advantage", "none", "none", 0.0)
+    # The default before the floor (the runs of 2026-11-29) is one --set away.
+    before = resolve_config("gdi-i3", "ale:Breakout", scale="ale-cpu", entropy_floor=0.0)
+    assert before.entropy_floor == 0.0 and before.learning == "policy-head-ale"
 
 
 def test_scales_belong_to_one_kind_and_are_recorded():

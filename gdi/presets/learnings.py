@@ -10,8 +10,9 @@ policy gradient with PPO's clip and an entropy term, with Sample Factory's Atari
 no auxiliary losses: the Q loss keeps A (Q = Ā + V, Retrace), E keeps its λ, and the learning
 rate is the scale's (the paper's 5e-4 on the ALE and MinAtar). ``policy-head-ale`` adds
 Sample Factory's standardized inputs (APPO's frames to 5 on Breakout, Boxing out of random
-play) and its advantages standardized per batch (APPO's frames to 10), and is the ``ale-cpu``
-scale's default; on MinAtar the inputs end lower, so ``policy-head`` stays without them.
+play), its advantages standardized per batch (APPO's frames to 10) and a floor on π_λ's
+entropy (no stalls short of 15), and is the ``ale-cpu`` scale's default; on MinAtar the inputs
+end lower, so ``policy-head`` stays without them.
 None of it is in the paper; each choice and its evidence is in docs/paper-choices.md.
 """
 
@@ -55,6 +56,10 @@ LEARNINGS["policy-head-ale"] = {
     # does: the entropy term's 0.1 (its 0.01 beside β = 10) then weighs against advantages of
     # spread 1, not the raw ones' ~0.3, which held π_λ near uniform.
     "pg_advantage_norm": "standardize",
+    # Not APPO's: a floor on π_λ's entropy at 0.5 nats. With the two settings above π_λ
+    # sharpens to 0.2-1.1 nats, and the Breakout runs that fell to 0.15-0.20 stalled at 10-13
+    # (two of five seeds); with the batch's mean entropy held near 0.5 no seed stalled.
+    "entropy_floor": 0.5,
 }
 
 #: What each learning is, for ``gdi presets`` and ``gdi config``.
@@ -67,8 +72,8 @@ LEARNING_NOTES: dict[str, str] = {
                    "(docs/learning-per-frame.md)",
     "policy-head-ale": "policy-head with each input element standardized by running "
                        "statistics and the policy gradient's advantages standardized per batch "
-                       "(Sample Factory's Atari APPO does both): on Breakout at ale-cpu 10 at "
-                       "0.72M frames (APPO 0.75M; the paper's T 3.17M); not in the paper",
+                       "(Sample Factory's Atari APPO does both), and a floor of 0.5 nats on "
+                       "π_λ's entropy (its collapses stalled Breakout at 10-13); not in the paper",
 }
 
 #: The learning each scale takes when none is named. The paper's everywhere the evidence has
