@@ -212,18 +212,30 @@ appo 3 40 || exit 1
 # The stalls (seeds 1 and 4 of five at 10-12 by 2M) are the runs whose π_λ fell to 0.15-0.20
 # nats: a floor on its entropy (entropy_floor=0.5, between them and the 0.4-1.1 of the runs that
 # passed 15), on the five seeds to 2M, the stalled ones first.
-for seed in 4 1 0 2 3; do
-  STOP_AT=2e6 run_once "runs/screen/breakout-head-ale-floor05-$seed" ale-screen $GAME \
-    --learning policy-head-ale --seed "$seed" --set entropy_floor=0.5 || exit 1
+# (Twentieth session: the floor's five runs, breakout-head-ale-floor05-SEED to 2M, done and
+# archived; the lines that ran them are gone, since on a new machine they would resume seeds
+# 0-2 from the 2M checkpoints carried for `extend` below and delete them. APPO's seed 4 ran
+# for 35 minutes alone after them: `appo 4 35`.) With the floor no run of five stalled (15 at
+# 1.03-1.66M frames; the default's two stalls were seeds 1 and 4), so it is part of
+# policy-head-ale; the games run with it (GAME-head-ale-floor-SEED; GAME-head-ale-SEED,
+# Boxing's and Space Invaders' seed 0, are the default before it), the two games never run
+# first, then the floor's Breakout seeds 0-2 to 6M frames from their carried 2M checkpoints.
+for seed in 0 1; do
+  for game in MsPacman RoadRunner; do
+    game "$game" head-ale-floor "$seed" || exit 1
+  done
 done
 for seed in 0 1; do
-  for game in Boxing SpaceInvaders MsPacman RoadRunner; do
-    game "$game" head-ale "$seed" || exit 1
+  for game in SpaceInvaders Boxing; do
+    game "$game" head-ale-floor "$seed" || exit 1
   done
+done
+for seed in 0 1 2; do
+  extend breakout-head-ale-floor05 "$seed" 6e6 || exit 1
 done
 for seed in 0 2; do
   STOP_AT=2e6 run_once "runs/screen/breakout-head-ale-valuenorm-$seed" ale-screen $GAME \
-    --learning policy-head-ale --seed "$seed" --set value_norm=running || exit 1
+    --learning policy-head-ale --seed "$seed" --set value_norm=running entropy_floor=0 || exit 1
 done
 for seed in 0 1 2; do  # resumed from the 2M checkpoints carried in the repository
   run_once "runs/screen/breakout-head-e-inputnorm-advstd-$seed" ale-screen || exit 1
