@@ -228,11 +228,10 @@ for seed in 0 1; do
     game "$game" head-ale-floor "$seed" || exit 1
   done
 done
-for game in Boxing SpaceInvaders; do
-  game "$game" head-ale-floor 1 || exit 1
-done
-for game in Boxing SpaceInvaders; do
-  game "$game" head-ale-floor 0 || exit 1
+for seed in 1 0; do
+  for game in Boxing SpaceInvaders; do
+    game "$game" head-ale-floor "$seed" || exit 1
+  done
 done
 for seed in 0 1 2; do
   extend breakout-head-ale-floor05 "$seed" 6e6 || exit 1
