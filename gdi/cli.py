@@ -443,6 +443,24 @@ def export(run: Positional[Path], out: Positional[Path], video: bool = True) -> 
           + (f", {bundle.video.name}" if bundle.video else "") + ")")
 
 
+def upgrade(folder: Positional[Path]) -> None:
+    """Convert a run folder or bundle of gdi before 0.2 (pickle checkpoints, ckpt_N.pt) once
+    into the data format that every other command loads. The old files are read with
+    PyTorch's weights_only loader, which runs no code, and kept as ckpt_N.pt.upgraded; an inline
+    run's pickled environments are dropped (its episodes restart on resume). Convert only
+    folders you trust: a file that needs more than tensors, numbers and gdi's records is
+    refused and the folder left as it was.
+
+    Args:
+        folder: The run folder or bundle.
+    """
+    from gdi.upgrade import upgrade_folder
+
+    done = upgrade_folder(folder)
+    for note in done.notes:
+        print(note)
+
+
 def plot_meta(run: Positional[Path], out: Path | None = None) -> None:
     """Plot what E learned in a run: the sampled λ over frames and the return per λ region
     (from the run's meta.jsonl); writes a PNG (default RUN/meta.png).
@@ -586,6 +604,7 @@ def _commands() -> dict:
         "evaluate": evaluate,
         "enjoy": enjoy,
         "export": export,
+        "upgrade": upgrade,
         "plot-meta": plot_meta,
         "meta-demo": meta_demo,
         "report": report,

@@ -7,7 +7,8 @@ evaluate --policy greedy`` take it as they take the run:
     BUNDLE/
       README.md                  model card: what it is, its scores, how to use it, the command
       config.json                the run's resolved config, versions and git commit
-      checkpoints/ckpt_N.pt      the network and E's state at N frames (no optimizer: lean)
+      checkpoints/ckpt_N.safetensors  the network and E's state at N frames (no optimizer:
+                                 lean), data only (gdi.data_file: loading runs no code)
       eval/<name>.json           the evaluation of that checkpoint, every episode
       replay.gif                 one episode played by the exported agent (unless no video)
 
@@ -25,7 +26,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import torch
 
 from gdi.atomic import StorageError, atomic_write, why_not_writable
 from gdi.config import PLACEMENT_FIELDS, Config
@@ -73,7 +73,11 @@ def export_agent(run_dir: str | os.PathLike, out: str | os.PathLike, video: bool
     that is not empty is refused (nothing is overwritten). The bundle is made in a temporary
     folder beside ``out`` and renamed at the end: a failure leaves nothing behind."""
     from gdi.agent import resolve_checkpoint
-    from gdi.runtime.run_folder.checkpoint import FORMAT_VERSION, checkpoint_controller_states
+    from gdi.runtime.run_folder.checkpoint import (
+        FORMAT_VERSION,
+        checkpoint_controller_states,
+        write_data_file,
+    )
     from gdi.scores import load_run
 
     run_dir, out = Path(run_dir), Path(out)
@@ -102,8 +106,7 @@ def export_agent(run_dir: str | os.PathLike, out: str | os.PathLike, video: bool
         (work / CHECKPOINT_DIR).mkdir()
         (work / EVAL_DIR).mkdir()
         name = checkpoint_name(frames)
-        atomic_write(work / CHECKPOINT_DIR / name,
-                     lambda h: torch.save({"format": FORMAT_VERSION, **lean}, h))
+        write_data_file(work / CHECKPOINT_DIR / name, {"format": FORMAT_VERSION, **lean})
         shutil.copy2(run_dir / "config.json", work / "config.json")
         shutil.copy2(evaluation.path, work / EVAL_DIR / evaluation.path.name)
         replay = None

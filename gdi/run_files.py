@@ -1,7 +1,7 @@
 """Where a run folder keeps its checkpoints and evaluations, and what they are called.
 
-The runtime writes ``checkpoints/ckpt_<frames>.pt`` (``gdi.runtime.run_folder.checkpoint``: atomic
-writes, loading, pruning) and the evaluation files of ``gdi.scores``; reports and tools outside
+The runtime writes ``checkpoints/ckpt_<frames>.safetensors`` (``gdi.runtime.run_folder.checkpoint``:
+atomic writes, loading, pruning; the format is ``gdi.data_file``'s) and the evaluation files of ``gdi.scores``; reports and tools outside
 the runtime only need to find them, so the names live here, below both. So do the evaluation
 policies, which decide the folder an evaluation is filed in. Standard library only: every layer
 (the command line's signatures included) may import it.
@@ -14,11 +14,13 @@ from pathlib import Path
 
 __all__ = [
     "CHECKPOINT_DIR",
+    "CHECKPOINT_SUFFIX",
     "EVALUATION_POLICIES",
     "EVAL_DIR",
     "FIXED",
     "LATEST",
     "OBSERVATIONS_FILE",
+    "PICKLE_SUFFIX",
     "POPULATION",
     "checkpoint_name",
     "eval_folder",
@@ -26,6 +28,8 @@ __all__ = [
     "lambda_text",
     "latest_checkpoint",
     "list_checkpoints",
+    "list_pickle_checkpoints",
+    "no_checkpoints",
 ]
 
 CHECKPOINT_DIR = "checkpoints"
@@ -50,13 +54,18 @@ EVALUATION_POLICIES = {
 }
 #: The evaluation policy that plays one λ given by the caller (``--lambda``).
 FIXED = "fixed"
-_CHECKPOINT_NAME = re.compile(r"^ckpt_(\d{12})\.pt$")
+#: A checkpoint's file ending: safetensors with its tree in the metadata (gdi.data_file).
+CHECKPOINT_SUFFIX = ".safetensors"
+#: The ending of the pickle checkpoints gdi wrote before 0.2, which only ``gdi upgrade`` reads.
+PICKLE_SUFFIX = ".pt"
+_CHECKPOINT_NAME = re.compile(r"^ckpt_(\d{12})\.safetensors$")
+_PICKLE_NAME = re.compile(r"^ckpt_(\d{12})\.pt$")
 
 
 def checkpoint_name(frames: int) -> str:
-    """``ckpt_<frames>.pt`` with the frames zero-padded to 12 digits, so that names sort as the
-    frames do."""
-    return f"ckpt_{frames:012d}.pt"
+    """``ckpt_<frames>.safetensors`` with the frames zero-padded to 12 digits, so that names
+    sort as the frames do."""
+    return f"ckpt_{frames:012d}{CHECKPOINT_SUFFIX}"
 
 
 def list_checkpoints(run_dir: Path) -> list[Path]:
@@ -67,13 +76,35 @@ def list_checkpoints(run_dir: Path) -> list[Path]:
     return sorted(p for p in folder.iterdir() if _CHECKPOINT_NAME.match(p.name))
 
 
+def list_pickle_checkpoints(run_dir: Path) -> list[Path]:
+    """The pickle checkpoints (``ckpt_<frames>.pt``, gdi before 0.2) of a run, oldest first:
+    never loaded, only named (and converted by ``gdi upgrade``)."""
+    folder = Path(run_dir) / CHECKPOINT_DIR
+    if not folder.is_dir():
+        return []
+    return sorted(p for p in folder.iterdir() if _PICKLE_NAME.match(p.name))
+
+
 def latest_checkpoint(run_dir: Path) -> Path:
     """The newest checkpoint of a run; FileNotFoundError when it has none."""
     found = list_checkpoints(run_dir)
     if not found:
-        raise FileNotFoundError(
-            f"{run_dir} has no checkpoints (looked in {run_dir}/{CHECKPOINT_DIR})")
+        raise no_checkpoints(run_dir)
     return found[-1]
+
+
+def no_checkpoints(run_dir: Path) -> Exception:
+    """The error for a run without checkpoints of the current format: a ValueError saying how
+    to convert them when it holds pickle checkpoints of gdi before 0.2, else FileNotFoundError."""
+    old = list_pickle_checkpoints(run_dir)
+    if old:
+        return ValueError(
+            f"{run_dir} holds checkpoints in the pickle format gdi wrote before 0.2 "
+            f"({old[-1].name}{f' and {len(old) - 1} more' if len(old) > 1 else ''}), which are "
+            f"never loaded as they are (unpickling can run code); if you trust the folder, "
+            f"convert it once with: gdi upgrade {run_dir}")
+    return FileNotFoundError(
+        f"{run_dir} has no checkpoints (looked in {run_dir}/{CHECKPOINT_DIR})")
 
 
 def lambda_text(lam) -> str:

@@ -171,11 +171,11 @@ def test_a_folder_that_is_not_a_run(tmp_path, capsys):
 def test_a_missing_or_corrupt_checkpoint(run, tmp_path, capsys):
     copy = tmp_path / "copy"
     shutil.copytree(run, copy)
-    missing = copy / "checkpoints" / "ckpt_000000000001.pt"
+    missing = copy / "checkpoints" / "ckpt_000000000001.safetensors"
     assert f"no checkpoint at {missing}" in one_line_error(
         ["evaluate", str(copy), "--checkpoint", str(missing)], capsys)
     latest = latest_checkpoint(copy)
-    older = latest.with_name("ckpt_000000000002.pt")  # an earlier one that loads
+    older = latest.with_name("ckpt_000000000002.safetensors")  # an earlier one that loads
     shutil.copyfile(latest, older)
     assert list_checkpoints(copy)[-2:] == [older, latest]
     latest.write_bytes(latest.read_bytes()[:100])
@@ -213,7 +213,7 @@ def test_a_checkpoint_of_another_architecture_is_refused_naming_the_fields(tmp_p
                   tensorboard=False).run_dir
     wide = train(tiny_config(frames=400, lstm_units=24), tmp_path / "wide",
                  show_progress=False, tensorboard=False).run_dir
-    planted = small / "checkpoints" / "ckpt_999999999999.pt"
+    planted = small / "checkpoints" / "ckpt_999999999999.safetensors"
     shutil.copy(latest_checkpoint(wide), planted)
     err = one_line_error(["evaluate", str(small)], capsys)  # "latest" is the planted one
     assert "saved by another kind of run" in err and "lstm_units=24 (run: 16)" in err

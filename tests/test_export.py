@@ -5,13 +5,13 @@ import json
 
 import numpy as np
 import pytest
-import torch
 
 import gdi
 from gdi.cli import main
 from gdi.config import apply_overrides
 from gdi.export import training_command
 from gdi.presets import resolve_config
+from gdi.runtime.run_folder.checkpoint import load_checkpoint
 from gdi.runtime.wiring import train
 from tests.runtime.helpers import one_line_error, tiny_config
 
@@ -27,9 +27,9 @@ def test_a_bundle_loads_and_acts_as_the_run_does(run, tmp_path, capsys):
     main(["export", str(run), str(out)])
     assert f"bundle: {out}" in capsys.readouterr().out
     names = sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file())
-    assert names == ["README.md", "checkpoints/ckpt_000000000808.pt", "config.json",
+    assert names == ["README.md", "checkpoints/ckpt_000000000808.safetensors", "config.json",
                      "eval/frames_000000000808.json", "replay.gif"]
-    lean = torch.load(out / "checkpoints/ckpt_000000000808.pt", weights_only=False)
+    lean = load_checkpoint(out / "checkpoints/ckpt_000000000808.safetensors")
     assert "optimizer" not in lean["learner"] and lean["controllers"][0] is not None
 
     # The same network, E and seed: the same actions, from the run and from the bundle.

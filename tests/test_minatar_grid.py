@@ -38,7 +38,7 @@ def fake_run(root, game, preset, seed, returns, *, budget=BUDGET, lambdas=None,
                         episodes=[{"return": value - 1, "frames": 10, "seed": 0},
                                   {"return": value + 1, "frames": 10, "seed": 1}])
     frames = 1000 * len(returns) if checkpoint_frames is None else checkpoint_frames
-    (run / "checkpoints" / f"ckpt_{frames:012d}.pt").write_bytes(b"")
+    (run / "checkpoints" / f"ckpt_{frames:012d}.safetensors").write_bytes(b"")
     rows = [{"frames": f, "actor": 0, "lambda": list(lam), "return": 1.0, "length": 5}
             for f, lam in (lambdas or {}).items()]
     (run / "meta.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))

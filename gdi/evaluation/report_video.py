@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from gdi.evaluation.report_io import ReportFiles
-from gdi.run_files import CHECKPOINT_DIR, checkpoint_name, latest_checkpoint
+from gdi.run_files import CHECKPOINT_DIR, CHECKPOINT_SUFFIX, checkpoint_name, latest_checkpoint
 from gdi.scores import RunEvals
 
 VIDEO_MAX_STEPS = 1000
@@ -22,7 +22,7 @@ def evaluated_checkpoint(run: RunEvals) -> tuple[Path, str]:
     a note saying so) when that one was not kept."""
     final = run.final
     folder = Path(run.run_dir) / CHECKPOINT_DIR
-    for candidate in (folder / checkpoint_name(final.frames), folder / f"{final.checkpoint}.pt"):
+    for candidate in (folder / checkpoint_name(final.frames), folder / f"{final.checkpoint}{CHECKPOINT_SUFFIX}"):
         if candidate.is_file():
             return candidate, ""
     latest = latest_checkpoint(run.run_dir)

@@ -229,7 +229,7 @@ def test_report_skips_and_names_folders_without_evaluations(tmp_path, capsys):
     started = tmp_path / "before_first_eval"  # config.json, a checkpoint, no evaluation yet
     (started / "eval").mkdir(parents=True)
     (started / "checkpoints").mkdir()
-    (started / "checkpoints" / "ckpt_000000001000.pt").write_bytes(b"a checkpoint")
+    (started / "checkpoints" / "ckpt_000000001000.safetensors").write_bytes(b"a checkpoint")
     (started / "config.json").write_text(
         json.dumps({"env": "minatar:breakout", "preset": "gdi-i3", "seed": 2, "name": "s"})
     )

@@ -21,7 +21,7 @@ def test_save_load_and_prune(tmp_path):
     for frames in (100, 200, 300, 400):
         save_checkpoint(tmp_path, frames, {"x": torch.tensor([frames])}, keep=3)
     names = [p.name for p in list_checkpoints(tmp_path)]
-    assert names == ["ckpt_000000000200.pt", "ckpt_000000000300.pt", "ckpt_000000000400.pt"]
+    assert names == ["ckpt_000000000200.safetensors", "ckpt_000000000300.safetensors", "ckpt_000000000400.safetensors"]
     assert load_checkpoint(latest_checkpoint(tmp_path))["x"].item() == 400
     assert not list((tmp_path / "checkpoints").glob(".*.tmp"))  # no temporary file left
 
@@ -30,7 +30,7 @@ def test_corrupt_checkpoint_is_named_on_one_line(tmp_path):
     save_checkpoint(tmp_path, 100, {"x": 1}, keep=3)
     path = save_checkpoint(tmp_path, 200, {"x": 2}, keep=3)
     path.write_bytes(path.read_bytes()[:20])  # truncated write
-    with pytest.raises(ValueError, match=r"ckpt_000000000200\.pt is truncated or corrupt") as info:
+    with pytest.raises(ValueError, match=r"ckpt_000000000200\.safetensors is truncated or corrupt") as info:
         load_checkpoint(path)
     assert "\n" not in str(info.value) and "intact" not in str(info.value)
     assert load_checkpoint(list_checkpoints(tmp_path)[0])["x"] == 1  # previous one kept
@@ -45,16 +45,16 @@ def test_resume_falls_back_past_corrupt_checkpoints_and_says_so(tmp_path):
     path, payload, warnings = latest_valid_checkpoint(tmp_path)
     assert path == oldest and payload["x"] == 100
     assert len(warnings) == 2
-    assert "ckpt_000000000300.pt is truncated or corrupt" in warnings[0]
-    assert "ckpt_000000000200.pt is truncated or corrupt" in warnings[1]
-    assert all("resuming from the earlier ckpt_000000000100.pt" in w for w in warnings)
+    assert "ckpt_000000000300.safetensors is truncated or corrupt" in warnings[0]
+    assert "ckpt_000000000200.safetensors is truncated or corrupt" in warnings[1]
+    assert all("resuming from the earlier ckpt_000000000100.safetensors" in w for w in warnings)
     # The bad files are kept beside, but never loaded or counted among the `keep` newest.
     folder = tmp_path / "checkpoints"
     assert sorted(p.name for p in folder.glob("*.corrupt")) == [
-        "ckpt_000000000200.pt.corrupt", "ckpt_000000000300.pt.corrupt"]
+        "ckpt_000000000200.safetensors.corrupt", "ckpt_000000000300.safetensors.corrupt"]
     assert list_checkpoints(tmp_path) == [oldest]
     save_checkpoint(tmp_path, 150, {"x": 150}, keep=1)
-    assert [p.name for p in list_checkpoints(tmp_path)] == ["ckpt_000000000150.pt"]
+    assert [p.name for p in list_checkpoints(tmp_path)] == ["ckpt_000000000150.safetensors"]
 
 
 @pytest.mark.parametrize("damage", ["a dangling link", "a folder"])
@@ -62,7 +62,7 @@ def test_resume_falls_back_past_a_newest_that_is_no_file(tmp_path, damage):
     # Issue 45 item 11: such a newest "checkpoint" was "no checkpoint at PATH", and the
     # resume stopped there instead of falling back.
     save_checkpoint(tmp_path, 100, {"x": 100}, keep=5)
-    newest = tmp_path / "checkpoints" / "ckpt_000000000200.pt"
+    newest = tmp_path / "checkpoints" / "ckpt_000000000200.safetensors"
     if damage == "a folder":
         newest.mkdir()
         reason = "is a folder, not a checkpoint file"
@@ -70,10 +70,10 @@ def test_resume_falls_back_past_a_newest_that_is_no_file(tmp_path, damage):
         newest.symlink_to(tmp_path / "gone.pt")
         reason = f"is a link to a missing file ({tmp_path / 'gone.pt'})"
     path, payload, warnings = latest_valid_checkpoint(tmp_path)
-    assert payload["x"] == 100 and path.name == "ckpt_000000000100.pt"
+    assert payload["x"] == 100 and path.name == "ckpt_000000000100.safetensors"
     assert warnings == [f"checkpoint {newest} {reason}; resuming from the earlier "
-                        "ckpt_000000000100.pt instead (the bad file is kept as "
-                        "ckpt_000000000200.pt.corrupt)"]
+                        "ckpt_000000000100.safetensors instead (the bad file is kept as "
+                        "ckpt_000000000200.safetensors.corrupt)"]
 
 
 def test_every_checkpoint_corrupt_says_what_is_there(tmp_path):
@@ -84,8 +84,8 @@ def test_every_checkpoint_corrupt_says_what_is_there(tmp_path):
         latest_valid_checkpoint(tmp_path)
     message = str(info.value)
     assert "no checkpoint of" in message and "2 found" in message
-    assert "ckpt_000000000200.pt is truncated" in message
-    assert "ckpt_000000000100.pt is truncated" in message
+    assert "ckpt_000000000200.safetensors is truncated" in message
+    assert "ckpt_000000000100.safetensors is truncated" in message
     assert "intact" not in message and "\n" not in message
     assert len(list_checkpoints(tmp_path)) == 2  # nothing renamed when nothing loads
 
@@ -95,9 +95,11 @@ def test_missing_and_foreign_files(tmp_path):
         latest_checkpoint(tmp_path)
     with pytest.raises(FileNotFoundError, match="no checkpoints"):
         latest_valid_checkpoint(tmp_path)
-    foreign = tmp_path / "other.pt"
-    torch.save({"weights": 1}, foreign)
-    with pytest.raises(ValueError, match="not a gdi checkpoint"):
+    foreign = tmp_path / "other.safetensors"
+    from safetensors.torch import save_file
+
+    save_file({"weights": torch.ones(1)}, foreign)
+    with pytest.raises(ValueError, match="a safetensors file, but not one of gdi's"):
         load_checkpoint(foreign)
 
 
@@ -108,37 +110,27 @@ def test_missing_and_foreign_files(tmp_path):
 def test_a_failed_write_keeps_the_previous_checkpoint_and_is_one_line(tmp_path, monkeypatch,
                                                                       code, reason):
     save_checkpoint(tmp_path, 100, {"x": torch.ones(1000)}, keep=1)
-    real_save = torch.save
+    real_write = checkpoint_module.atomic_write
 
-    def disk_full_mid_write(obj, handle):
-        # Part of the file reaches the disk before the device is full, as on a real disk.
-        handle.write(b"PK\x03\x04 partial")
-        raise OSError(code, reason)
+    def disk_full_mid_write(path, write, binary=True):
+        def partial(handle):
+            # Part of the file reaches the disk before the device is full, as on a real disk.
+            handle.write(b"partial")
+            raise OSError(code, reason)
+        real_write(path, partial, binary)
 
-    monkeypatch.setattr(checkpoint_module.torch, "save", disk_full_mid_write)
+    monkeypatch.setattr(checkpoint_module, "atomic_write", disk_full_mid_write)
     with pytest.raises(StorageError) as info:
         save_checkpoint(tmp_path, 200, {"x": torch.ones(1000)}, keep=1)
     assert str(info.value) == (
-        f"could not write checkpoint {tmp_path / 'checkpoints' / 'ckpt_000000000200.pt'}: "
+        f"could not write checkpoint "
+        f"{tmp_path / 'checkpoints' / 'ckpt_000000000200.safetensors'}: "
         f"{reason}; earlier checkpoints are kept")
     assert info.value.__cause__ is None and info.value.__suppress_context__
     folder = tmp_path / "checkpoints"
-    assert sorted(p.name for p in folder.iterdir()) == ["ckpt_000000000100.pt"]  # no partial
-    monkeypatch.setattr(checkpoint_module.torch, "save", real_save)
+    assert sorted(p.name for p in folder.iterdir()) == ["ckpt_000000000100.safetensors"]
+    monkeypatch.setattr(checkpoint_module, "atomic_write", real_write)
     assert load_checkpoint(latest_checkpoint(tmp_path))["x"].sum().item() == 1000
-
-
-def test_torch_reporting_the_full_disk_as_its_own_error_is_still_one_line(tmp_path, monkeypatch):
-    def torch_wraps_it(obj, handle):
-        try:
-            raise OSError(errno.ENOSPC, "No space left on device")
-        except OSError:
-            raise RuntimeError("[enforce fail at inline_container.cc:672] unexpected pos") \
-                from None  # torch's own error; the OSError only in __context__
-
-    monkeypatch.setattr(checkpoint_module.torch, "save", torch_wraps_it)
-    with pytest.raises(StorageError, match="No space left on device; earlier checkpoints"):
-        save_checkpoint(tmp_path, 200, {"x": 1}, keep=1)
 
 
 def test_a_real_full_device_raises_storage_error(tmp_path, monkeypatch):
@@ -158,32 +150,29 @@ def test_a_real_full_device_raises_storage_error(tmp_path, monkeypatch):
         save_checkpoint(tmp_path, 200, {"x": torch.zeros(100_000)}, keep=1)
 
 
-def test_a_checkpoint_from_before_the_runtime_moved_into_folders_loads(tmp_path, monkeypatch):
-    """A checkpoint written when EpisodeRecord lived in gdi.runtime.actor (before the folders
-    by role) holds it under that module: it loads, as the class where it lives now."""
-    import sys
-
-    from gdi.runtime.acting import actor
-
-    record = actor.EpisodeRecord(actor=0, env=1, episode_return=2.0, length=3, lam=(4.0,))
-    with monkeypatch.context() as then:  # the module layout at the time it was written
-        then.setattr(actor.EpisodeRecord, "__module__", "gdi.runtime.actor")
-        then.setitem(sys.modules, "gdi.runtime.actor", actor)
-        save_checkpoint(tmp_path, 100, {"trainer": {"acc_episodes": [record]}}, keep=3)
-    raw = (tmp_path / "checkpoints" / "ckpt_000000000100.pt").read_bytes()
-    assert b"gdi.runtime.actor" in raw  # pickled under the old module
-    with pytest.raises(ModuleNotFoundError):  # the old module is gone
-        __import__("gdi.runtime.actor")
-    loaded = load_checkpoint(tmp_path / "checkpoints" / "ckpt_000000000100.pt")
-    assert loaded["trainer"]["acc_episodes"] == [record]
-    assert type(loaded["trainer"]["acc_episodes"][0]) is actor.EpisodeRecord
+def test_what_is_not_data_is_refused_when_saving_by_its_place(tmp_path):
+    with pytest.raises(TypeError, match=r"trainer\.hook: a builtins\.object is not data"):
+        save_checkpoint(tmp_path, 100, {"trainer": {"hook": object()}}, keep=3)
+    assert list_checkpoints(tmp_path) == []  # nothing written
 
 
-def test_every_moved_module_is_where_the_map_says():
-    import importlib
+def test_a_pickle_is_refused_and_not_passed_over(tmp_path):
+    save_checkpoint(tmp_path, 100, {"x": 1}, keep=3)
+    newest = tmp_path / "checkpoints" / "ckpt_000000000200.safetensors"
+    torch.save({"format": 2, "x": 2}, newest)  # a pickle under the current name
+    with pytest.raises(checkpoint_module.PickleCheckpoint, match="gdi upgrade"):
+        latest_valid_checkpoint(tmp_path)
+    assert newest.exists()  # not renamed aside as if a crash had cut it
 
-    for old, new in checkpoint_module.MOVED_MODULES.items():
-        importlib.import_module(new)
-        if old != "gdi.runtime.acting":  # now the package that holds the acting modules
-            with pytest.raises(ModuleNotFoundError):
-                importlib.import_module(old)
+
+def test_a_folder_of_pickle_checkpoints_says_how_to_convert_it(tmp_path):
+    (tmp_path / "checkpoints").mkdir()
+    for frames in (100, 200):
+        torch.save({"format": 1}, tmp_path / "checkpoints" / f"ckpt_{frames:012d}.pt")
+    for find in (latest_checkpoint, latest_valid_checkpoint):
+        with pytest.raises(ValueError) as info:
+            find(tmp_path)
+        assert str(info.value) == (
+            f"{tmp_path} holds checkpoints in the pickle format gdi wrote before 0.2 "
+            "(ckpt_000000000200.pt and 1 more), which are never loaded as they are (unpickling "
+            f"can run code); if you trust the folder, convert it once with: gdi upgrade {tmp_path}")

@@ -11,7 +11,6 @@ paper's 64 on ALE), counted from its last pull.
 
 from __future__ import annotations
 
-import pickle
 import time
 from collections import defaultdict
 from dataclasses import dataclass
@@ -22,7 +21,9 @@ import torch
 from gdi.config import Config
 from gdi.envs import make_vector_env
 from gdi.policy_space import get_policy_space
+from gdi.runtime.acting import env_state
 from gdi.runtime.acting.step import Acting, compress_reward, one_step
+from gdi.runtime.errors import EnvironmentFault
 from gdi.runtime.storage.steps import StepChunk, StepRecorder
 
 
@@ -83,6 +84,7 @@ class Actor:
             )
         self.num_envs = config.envs_per_actor
         self.frames_per_step = env_config.frames_per_step
+        self._env_config, self._seed = env_config, seed  # to build the environments again
         self.env = make_vector_env(env_config, self.num_envs, seed)
         # λ from E (float64, kept so until recorded); seeded action sampling.
         self.acting = Acting(net, config.policy_space, controller.sample_many,
@@ -167,6 +169,8 @@ class Actor:
         env_start = clock()
         next_obs, rewards, terminated, truncated, info = self.env.step(actions)
         rewards = np.asarray(rewards, dtype=np.float64)
+        if not np.isfinite(rewards).all():
+            self._non_finite(rewards)
         truncation_start = clock()
         truncation_values = self._truncation_values(info, truncated, actions, rewards, next_state)
         record_start = clock()
@@ -208,6 +212,13 @@ class Actor:
         phases["meta"] += meta_end - meta_start
         phases["record"] += (meta_start - record_start) + (end - meta_end)
         return window, episodes
+
+    def _non_finite(self, rewards: np.ndarray) -> None:
+        i = int(np.flatnonzero(~np.isfinite(rewards))[0])
+        raise EnvironmentFault(
+            f"the environment {self.config.env} gives non-finite data: reward {rewards[i]} "
+            f"from actor {self.actor_id}'s environment {i} at its step {self.steps}; fix or "
+            "wrap the environment")
 
     def _observation(self, obs: np.ndarray) -> dict[str, np.ndarray]:
         """The per-observation fields of a step (``gdi.runtime.storage.sequences``): the observation
@@ -253,11 +264,11 @@ class Actor:
         carried = self.acting.carried()  # state, resets, prev_actions, prev_rewards, lambdas
         carried["state"] = carried["state"].cpu()
         try:
-            env_bytes = pickle.dumps(self.env)
-        except Exception:  # native envs (ALE) cannot be pickled; episodes restart on resume
-            env_bytes = None
+            env = env_state.capture(self.env)
+        except env_state.NotData:  # native envs (the ALE): their episodes restart on resume
+            env = None
         return {
-            "env": env_bytes,
+            "env": env,
             "obs": self.obs.copy(),
             **carried,
             "returns": self.returns.copy(),
@@ -288,11 +299,16 @@ class Actor:
         else:  # written when pulls came at multiples of pull_every: the last such multiple
             self.pulled_at = self.steps - (self.steps % self.config.pull_every
                                            or self.config.pull_every)
-        if state["env"] is None:
+        if not isinstance(state.get("env"), dict):  # None, or the pickle of gdi before 0.2
             self._start_episodes(seed=None)
             return False
-        self.env.close()
-        self.env = pickle.loads(state["env"])
+        try:
+            env_state.restore(self.env, state["env"])
+        except env_state.NotData:  # saved by another kind of environment: start afresh
+            self.env.close()
+            self.env = make_vector_env(self._env_config, self.num_envs, self._seed)
+            self._start_episodes(seed=None)
+            return False
         for name in ("obs", "returns", "lengths"):
             setattr(self, name, state[name])
         self.acting.load_carried({**state, "state": state["state"].to(self.acting.device)})

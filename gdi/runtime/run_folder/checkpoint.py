@@ -1,33 +1,43 @@
-"""Checkpoints written atomically, so that an interrupted write never costs the previous one.
+"""Checkpoints written atomically, so that an interrupted write never costs the previous one,
+and in a format that holds data only, so that loading one never runs code.
 
-A checkpoint is one ``torch.save`` file ``checkpoints/ckpt_<frames>.pt`` (the naming and the
-listing are ``gdi.run_files``', re-exported here for the runtime's users): written to a
-temporary file in the same folder, flushed to disk, then renamed over (``os.replace`` is atomic
-on POSIX). A write that fails (full disk, read-only folder) leaves no partial file and raises a
-one-line :class:`~gdi.atomic.StorageError`; the earlier checkpoints are untouched. Loading a
-truncated or corrupt file raises a ValueError that names it; :func:`latest_valid_checkpoint`
-(what ``--resume`` uses) falls back to the newest checkpoint that loads and says which files it
-passed over. Nothing is ever deleted on the user's behalf except checkpoints older than the
-``keep`` most recent.
+A checkpoint is one data file (:mod:`gdi.data_file`: safetensors, the tensors as tensors and
+the rest of the tree as JSON in its metadata) ``checkpoints/ckpt_<frames>.safetensors`` (the
+naming and the listing are ``gdi.run_files``', re-exported here for the runtime's users):
+written to a temporary file in the same folder, flushed to disk, then renamed over
+(``os.replace`` is atomic on POSIX). A write that fails (full disk, read-only folder) leaves no
+partial file and raises a one-line :class:`~gdi.atomic.StorageError`; the earlier checkpoints
+are untouched. :func:`load_checkpoint` is the one loader of every command (``train --resume``,
+``evaluate``, ``enjoy``, ``export``, ``analyze``, ``gdi.load_agent``): a file that is not in the
+format (a pickle, a truncated file) is refused in one line that names it, before anything in
+it is interpreted. :func:`latest_valid_checkpoint` (what ``--resume`` uses) falls back to the
+newest checkpoint that loads and says which files it passed over. The pickle checkpoints of gdi
+before 0.2 (``ckpt_<frames>.pt``) are never loaded here: ``gdi upgrade``
+(:mod:`gdi.upgrade`) converts a trusted folder once. Nothing is ever deleted
+on the user's behalf except checkpoints older than the ``keep`` most recent.
 """
 
 from __future__ import annotations
 
-import pickle
 import time
-import types
 from pathlib import Path
 
-import torch
-
+from gdi import data_file
 from gdi.atomic import StorageError, atomic_write, os_error_in
-from gdi.run_files import CHECKPOINT_DIR, checkpoint_name, latest_checkpoint, list_checkpoints
+from gdi.run_files import (
+    CHECKPOINT_DIR,
+    PICKLE_SUFFIX,
+    checkpoint_name,
+    latest_checkpoint,
+    list_checkpoints,
+    no_checkpoints,
+)
 
 __all__ = [
     "FORMAT_VERSION",
-    "MOVED_MODULES",
     "SET_ASIDE_SUFFIX",
     "CheckpointSchedule",
+    "PickleCheckpoint",
     "checkpoint_controller_state",
     "checkpoint_controller_states",
     "checkpoint_name",
@@ -38,7 +48,8 @@ __all__ = [
     "save_checkpoint",
 ]
 
-FORMAT_VERSION = 1
+#: 2: data files (gdi 0.2); 1: the pickle checkpoints before, which gdi upgrade converts.
+FORMAT_VERSION = 2
 #: Suffix given to a corrupt checkpoint that a resume passed over: it is kept for inspection,
 #: but never loaded or counted among the ``keep`` most recent again (a corrupt file that still
 #: sorted newest would otherwise outlive the valid checkpoints written after it).
@@ -67,15 +78,14 @@ class CheckpointSchedule:
 
 
 def save_checkpoint(run_dir: Path, frames: int, payload: dict, keep: int) -> Path:
-    """Write ``checkpoints/ckpt_<frames>.pt`` atomically and prune to the ``keep`` newest.
+    """Write ``checkpoints/ckpt_<frames>.safetensors`` atomically and prune to the ``keep`` newest.
     Raises StorageError (one line: the file, the reason, earlier checkpoints kept) when the
     file cannot be written; nothing is pruned then."""
     folder = Path(run_dir) / CHECKPOINT_DIR
     path = folder / checkpoint_name(frames)
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        atomic_write(path, lambda handle: torch.save({"format": FORMAT_VERSION, **payload},
-                                                     handle))
+        write_data_file(path, {"format": FORMAT_VERSION, **payload})
     except Exception as err:
         cause = os_error_in(err)
         if cause is None:
@@ -89,44 +99,15 @@ def save_checkpoint(run_dir: Path, frames: int, payload: dict, keep: int) -> Pat
     return path
 
 
-#: Where the runtime's modules were before they moved into folders by role (issue 43), for the
-#: classes that checkpoints written before then hold by their old module (an ``EpisodeRecord``
-#: between two metrics rows, an inline actor's state): old module → module now.
-MOVED_MODULES = {
-    "gdi.runtime.acting": "gdi.runtime.acting.step",
-    "gdi.runtime.actor": "gdi.runtime.acting.actor",
-    "gdi.runtime.evaluator": "gdi.runtime.acting.evaluator",
-    "gdi.runtime.steps": "gdi.runtime.storage.steps",
-    "gdi.runtime.sequences": "gdi.runtime.storage.sequences",
-    "gdi.runtime.collector": "gdi.runtime.storage.collector",
-    "gdi.runtime.reservoir": "gdi.runtime.storage.reservoir",
-    "gdi.runtime.learner": "gdi.runtime.learning.learner",
-    "gdi.runtime.parameter_server": "gdi.runtime.learning.parameter_server",
-    "gdi.runtime.trainer": "gdi.runtime.learning.trainer",
-    "gdi.runtime.backend": "gdi.runtime.backends.base",
-    "gdi.runtime.inline": "gdi.runtime.backends.inline",
-    "gdi.runtime.local": "gdi.runtime.backends.local",
-    "gdi.runtime.ray_backend": "gdi.runtime.backends.ray_backend",
-    "gdi.runtime.run_dir": "gdi.runtime.run_folder.run_dir",
-    "gdi.runtime.checkpoint": "gdi.runtime.run_folder.checkpoint",
-    "gdi.runtime.meta_log": "gdi.runtime.run_folder.meta_log",
-}
+class PickleCheckpoint(ValueError):
+    """A checkpoint in a pickle format: never loaded, and never passed over as if it were
+    corrupt (it is what the user put there; ``gdi upgrade`` converts a trusted one)."""
 
 
-class _MovedModulesUnpickler(pickle.Unpickler):
-    """pickle's Unpickler, finding a class saved under a module that has since moved
-    (:data:`MOVED_MODULES`) where it is now."""
-
-    def find_class(self, module: str, name: str):
-        # "gdi.runtime.acting" is both an old module and a package now: the package never
-        # held a pickled class, so the old module is meant.
-        return super().find_class(MOVED_MODULES.get(module, module), name)
-
-
-#: What ``torch.load`` unpickles checkpoints with: pickle, but for moved modules.
-CHECKPOINT_PICKLE = types.SimpleNamespace(
-    Unpickler=_MovedModulesUnpickler, load=pickle.load, loads=pickle.loads,
-    __name__="gdi_checkpoint_pickle")
+def write_data_file(path: Path, tree: dict) -> None:
+    """``tree`` as a data file at ``path``, atomically (the checkpoints' and bundles' writer)."""
+    data = data_file.dumps(tree)  # a TypeError naming what is not data, before any write
+    atomic_write(path, lambda handle: handle.write(data))
 
 
 def load_checkpoint(path: Path) -> dict:
@@ -138,11 +119,20 @@ def load_checkpoint(path: Path) -> dict:
     if not path.is_file():
         raise FileNotFoundError(f"no checkpoint at {path}")
     try:
-        payload = torch.load(path, map_location="cpu", weights_only=False,
-                             pickle_module=CHECKPOINT_PICKLE)
-    except Exception as err:
-        raise ValueError(f"checkpoint {path} is truncated or corrupt ({_one_line(err)})") \
-            from None
+        data = path.read_bytes()
+    except OSError as err:
+        raise ValueError(f"checkpoint {path} cannot be read ({err.strerror or err})") from None
+    if not data_file.is_data_file(data):
+        if data[:2] == b"PK" or path.suffix == PICKLE_SUFFIX:
+            raise PickleCheckpoint(
+                f"{path} is a pickle checkpoint (the format of gdi before 0.2, or torch.save), "
+                "not loaded: unpickling can run code; if you trust it, convert its run folder "
+                "once with gdi upgrade RUN")
+        raise ValueError(f"checkpoint {path} is truncated or corrupt (not a gdi data file)")
+    try:
+        payload = data_file.loads(data)
+    except data_file.NotADataFile as err:
+        raise ValueError(f"checkpoint {path} is truncated or corrupt ({err})") from None
     if not isinstance(payload, dict) or payload.get("format") != FORMAT_VERSION:
         raise ValueError(f"{path} is not a gdi checkpoint of format {FORMAT_VERSION}")
     return payload
@@ -168,16 +158,18 @@ def latest_valid_checkpoint(run_dir: Path) -> tuple[Path, dict, list[str]]:
 
     Each newer checkpoint that does not load (truncated by a crash, corrupt) is renamed to
     ``<name>.corrupt`` and named in one warning. When none loads, a ValueError lists every
-    checkpoint and why it failed (and renames nothing); with none at all, FileNotFoundError.
+    checkpoint and why it failed (and renames nothing); with none at all, FileNotFoundError. A
+    pickle checkpoint (PickleCheckpoint) is refused, not passed over: it is no crash's leftover.
     """
     found = list_checkpoints(run_dir)
     if not found:
-        raise FileNotFoundError(
-            f"{run_dir} has no checkpoints (looked in {run_dir}/{CHECKPOINT_DIR})")
+        raise no_checkpoints(run_dir)
     failures: list[tuple[Path, str]] = []
     for path in reversed(found):
         try:
             payload = load_checkpoint(path)
+        except PickleCheckpoint:
+            raise
         except ValueError as err:
             failures.append((path, str(err)))
             continue
@@ -193,12 +185,6 @@ def latest_valid_checkpoint(run_dir: Path) -> tuple[Path, dict, list[str]]:
         f"no checkpoint of {run_dir} can be loaded, so the run cannot be resumed "
         f"({len(failures)} found: {listing})"
     )
-
-
-def _one_line(err: Exception) -> str:
-    """The first sentence of a loader's message, on one line (torch's run to a paragraph)."""
-    text = " ".join(str(err).split()).split(". ")[0]
-    return text if len(text) <= 160 else text[:157] + "..."
 
 
 def checkpoint_controller_state(payload: dict) -> dict | None:
