@@ -13,6 +13,7 @@ Each role has a folder of its own (docs/architecture.md follows one step through
 from __future__ import annotations
 
 import dataclasses
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -38,7 +39,11 @@ from gdi.runtime.driver import checkpoint, drive
 from gdi.runtime.learning.learner import Learner
 from gdi.runtime.learning.trainer import Trainer, final_evaluation_recorded
 from gdi.runtime.progress import TrainingProgress
-from gdi.runtime.run_folder.checkpoint import latest_valid_checkpoint
+from gdi.runtime.run_folder.checkpoint import (
+    latest_valid_checkpoint,
+    list_checkpoints,
+    load_checkpoint,
+)
 from gdi.runtime.run_folder.run_dir import (
     NewRunFolder,
     RunLock,
@@ -48,7 +53,7 @@ from gdi.runtime.run_folder.run_dir import (
     frames_written,
     write_config,
 )
-from gdi.runtime.stop import StopRequest
+from gdi.runtime.stop import INLINE_STOP_GRACE_S, StepHung, StopRequest
 from gdi.runtime.storage.collector import ReplayCollector
 
 #: What a resumed run may change: where, how and how long it runs, never what it learns. A
@@ -121,15 +126,40 @@ def check_budget_reaches_training(config: Config, frames_per_step: int) -> None:
             "smaller min_replay")
 
 
+class ForeignCheckpoint(ValueError):
+    """The checkpoint a resume would start from was saved with a config that differs from the
+    run's in what it learns."""
+
+
+def fixed_differences(saved: Config, config: Config) -> list[str]:
+    """The fields outside RESUMABLE_FIELDS in which ``config`` differs from ``saved``."""
+    return [f.name for f in dataclasses.fields(Config)
+            if getattr(saved, f.name) != getattr(config, f.name)
+            and f.name not in RESUMABLE_FIELDS]
+
+
+def own_older_checkpoint(config: Config, run_dir: Path, newest: Path) -> str:
+    """What to do when the newest checkpoint is foreign to ``config``: the newest older one
+    saved with it (offered, not taken: the user placed the newest there), or that none is."""
+    for path in reversed([p for p in list_checkpoints(run_dir) if p.name < newest.name]):
+        try:
+            saved = Config.from_dict(load_checkpoint(path)["config"])
+        except (ValueError, KeyError, TypeError):
+            continue
+        if not fixed_differences(saved, config):
+            return (f"the newest checkpoint, {newest.name}, is the one that differs; the older "
+                    f"{path.name} has this config: move {newest} out of the folder to resume "
+                    "from it")
+    return f"no older checkpoint of {run_dir} has this config either"
+
+
 def check_resumable(config: Config, payload: dict, run_dir: Path) -> list[str]:
     """Refuse to resume with a config that changes what the run learns, or a finished run with
     no more budget; returns notes on what the resumed run changes."""
     saved = Config.from_dict(payload["config"])
-    changed = [f.name for f in dataclasses.fields(Config)
-               if getattr(saved, f.name) != getattr(config, f.name)]
-    fixed = [name for name in changed if name not in RESUMABLE_FIELDS]
+    fixed = fixed_differences(saved, config)
     if fixed:
-        raise ValueError(
+        raise ForeignCheckpoint(
             f"resuming {run_dir} with a config that differs from its checkpoint's in "
             + ", ".join(f"{name} ({getattr(saved, name)!r} → {getattr(config, name)!r})"
                         for name in fixed)
@@ -186,8 +216,12 @@ def _train(config: Config, run_dir: Path | str | None, resume: bool, stop: StopR
             raise ValueError("resume needs the run folder to continue")
         run_dir = Path(run_dir)
         lock.acquire(run_dir)
-        _, payload, notes = latest_valid_checkpoint(run_dir)
-        changes = check_resumable(config, payload, run_dir)
+        newest, payload, notes = latest_valid_checkpoint(run_dir)
+        try:
+            changes = check_resumable(config, payload, run_dir)
+        except ForeignCheckpoint as err:
+            raise ValueError(f"{err}; {own_older_checkpoint(config, run_dir, newest)}") \
+                from None
         if changes:
             write_config(run_dir, config, env_config.as_dict())
         notes += changes
@@ -242,6 +276,8 @@ def _train(config: Config, run_dir: Path | str | None, resume: bool, stop: StopR
         start_frames = trainer.frames
         trainer.warn(*notes)  # checkpoints passed over, rows dropped, what resume changes
         previous_handlers = stop.install()
+        if config.backend == "inline":  # its environments step here: a hung one needs a watchdog
+            stop.watchdog_s = INLINE_STOP_GRACE_S
         if stop.requested:  # during start-up: nothing trained, so nothing new to checkpoint
             return _stopped_during_start_up(run_dir, say, resume, trainer.frames)
         if resume and stop(trainer.frames):  # a predicate the checkpoint already meets
@@ -259,6 +295,9 @@ def _train(config: Config, run_dir: Path | str | None, resume: bool, stop: StopR
             say("waiting for the first window of experience (each actor builds its "
                 f"environments and acts {config.burn_in + config.seq_len} steps; a stop "
                 "before it keeps nothing)")
+        elif show_progress:  # no progress line will come to carry the resume's notes: say them
+            for message in trainer.take_messages():
+                print(f"warning: {message}", file=sys.stderr)
         progress = TrainingProgress(config.frames, trainer.frames, run_dir.name) \
             if show_progress else None
 
@@ -276,7 +315,8 @@ def _train(config: Config, run_dir: Path | str | None, resume: bool, stop: StopR
         except Exception as err:
             # An actor that kept failing, an evaluation that failed: when the learner is whole
             # (and the disk is not what failed), the run stays resumable from here.
-            if trained() and trainer.learner_intact and not isinstance(err, StorageError):
+            if trained() and trainer.learner_intact and \
+                    not isinstance(err, StorageError | StepHung):
                 path = checkpoint(trainer, backend)
                 if progress is not None:
                     progress.message(f"checkpoint saved to {path}; once the cause is fixed, "

@@ -5,13 +5,13 @@ during start-up that a library's bare ``except:`` would swallow, and a second wr
 import errno
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
 import time
 
 import pytest
-import torch
 
 from gdi.cli import main
 from gdi.runtime import wiring
@@ -52,16 +52,18 @@ def test_resume_after_a_crash_mid_write_falls_back_and_matches_an_uninterrupted_
 
 def test_a_full_disk_while_checkpointing_is_one_line_and_keeps_earlier_ones(
         tmp_path, capsys, monkeypatch):
-    real_save, written = torch.save, []
+    real_write, written = checkpoint_module.write_data_file, []
 
-    def disk_fills_after_two(obj, handle):
+    def disk_fills_after_two(path, tree):
         if len(written) >= 2:
-            handle.write(b"partial")
-            raise OSError(errno.ENOSPC, "No space left on device")
-        real_save(obj, handle)
-        written.append(obj["frames"])
+            def partial(handle):
+                handle.write(b"partial")
+                raise OSError(errno.ENOSPC, "No space left on device")
+            checkpoint_module.atomic_write(path, partial)
+        real_write(path, tree)
+        written.append(tree["frames"])
 
-    monkeypatch.setattr(checkpoint_module.torch, "save", disk_fills_after_two)
+    monkeypatch.setattr(checkpoint_module, "write_data_file", disk_fills_after_two)
     run = tmp_path / "run"
     with pytest.raises(SystemExit) as exit_info:
         main(["train", "--env", "gym:CartPole-v1", "--backend", "inline", "--frames", "5000",
@@ -273,3 +275,119 @@ def test_an_environment_giving_nan_observations_is_named_not_the_learning_rate(t
     err = capsys.readouterr().err.strip().splitlines()[-1]
     assert "the environment gym:NaNObservations-v0 gives non-finite data (" in err
     assert "observation values are NaN" in err and "learning_rate=" not in err, err
+
+
+REWARD_MODULE = '''
+import gymnasium as gym
+
+
+class Reward(gym.Wrapper):
+    """CartPole whose reward turns to VALUE after 30 steps of an episode."""
+
+    def __init__(self, env, value):
+        super().__init__(env)
+        self.value, self.steps = value, 0
+
+    def reset(self, **kwargs):
+        self.steps = 0
+        return self.env.reset(**kwargs)
+
+    def step(self, action):
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        self.steps += 1
+        return obs, self.value if self.steps > 30 else reward, terminated, truncated, info
+
+
+for name, value in (("NaN", float("nan")), ("Inf", float("inf")), ("Huge", 1e30)):
+    gym.register(f"{name}Reward-v0",
+                 entry_point=lambda value=value, **kw: Reward(gym.make("CartPole-v1", **kw),
+                                                              value))
+'''
+
+
+@pytest.mark.parametrize(("backend", "kind", "shown"), [
+    ("inline", "NaN", "nan"), ("inline", "Inf", "inf"), ("local", "NaN", "nan")])
+def test_a_non_finite_reward_stops_the_run_naming_env_actor_and_step(tmp_path, backend, kind,
+                                                                      shown):
+    # Issue 72: three actor restarts, then "episode_return must be a finite number", naming
+    # neither the environment nor the step.
+    (tmp_path / "reward_envs.py").write_text(REWARD_MODULE)
+    env = f"gym:reward_envs:{kind}Reward-v0"
+    done = subprocess.run(
+        [sys.executable, "-m", "gdi.cli", "train", "--env", env, "--frames", "20000",
+         "--backend", backend, "--run-dir", "run", "--no-report", "--set", *TINY],
+        cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 1, done.stderr
+    last = done.stderr.strip().splitlines()[-1]
+    assert re.search(rf"the environment {env} gives non-finite data: reward {shown} from actor "
+                     r"0's environment \d+ at its step \d+; fix or wrap the environment", last), \
+        done.stderr
+    assert "restarted" not in done.stderr and "Traceback" not in done.stderr
+
+
+def test_an_absurd_reward_is_warned_about_once(tmp_path):
+    (tmp_path / "reward_envs.py").write_text(REWARD_MODULE)
+    done = subprocess.run(
+        [sys.executable, "-m", "gdi.cli", "train", "--env", "gym:reward_envs:HugeReward-v0",
+         "--frames", "3000", "--backend", "inline", "--run-dir", "run", "--no-report",
+         "--set", *TINY], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    warned = [line for line in done.stderr.splitlines() if "swamp E's statistics" in line]
+    assert len(warned) == 1, done.stderr
+    assert re.search(r"warning: an episode returned [\d.]+e\+3\d \(actor 0, environment \d+, at "
+                     r"[\d,]+ frames\) in gym:reward_envs:HugeReward-v0", warned[0])
+
+
+HANGING_MODULE = '''
+import pathlib
+import time
+
+import gymnasium as gym
+
+
+class Hangs(gym.Wrapper):
+    """CartPole whose 200th step never returns (asleep, or spinning in Python)."""
+
+    def __init__(self, env, how):
+        super().__init__(env)
+        self.how, self.steps = how, 0
+
+    def step(self, action):
+        self.steps += 1
+        if self.steps == 200:
+            pathlib.Path("hung").touch()
+            while True:
+                if self.how == "sleep":
+                    time.sleep(3600)
+        return self.env.step(action)
+
+
+for how in ("sleep", "spin"):
+    gym.register(f"Hangs{how}-v0",
+                 entry_point=lambda how=how, **kw: Hangs(gym.make("CartPole-v1", **kw), how))
+'''
+
+
+@pytest.mark.parametrize("how", ["sleep", "spin"])
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_an_inline_run_with_a_hung_environment_honours_a_stop_signal(tmp_path, how, sig):
+    # Issue 72: it needed SIGKILL.
+    (tmp_path / "hanging_envs.py").write_text(HANGING_MODULE)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "gdi.cli", "train", "--env", f"gym:hanging_envs:Hangs{how}-v0",
+         "--frames", "100000", "--backend", "inline", "--run-dir", "run", "--no-report",
+         "--set", *TINY], cwd=tmp_path, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while not (tmp_path / "hung").exists():
+        assert process.poll() is None and time.monotonic() < deadline
+        time.sleep(0.2)
+    process.send_signal(sig)
+    try:
+        _, err = process.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        raise AssertionError("the run did not stop within 30 s of the signal") from None
+    assert process.returncode == 1, err
+    last = err.strip().splitlines()[-1]
+    assert f"the run did not stop within 10 s of {sig.name}: a step that never returns" in last
+    assert "Traceback" not in err

@@ -4,6 +4,7 @@ two on 2 cores."""
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -15,7 +16,7 @@ import pytest
 import torch
 
 from gdi.cli import main
-from gdi.runtime.run_folder.checkpoint import latest_checkpoint, load_checkpoint
+from gdi.runtime.run_folder.checkpoint import latest_checkpoint, list_checkpoints, load_checkpoint
 from gdi.runtime.wiring import train
 from tests.runtime.helpers import TINY, tiny_config, train_until
 
@@ -195,6 +196,29 @@ def test_a_stop_during_the_final_evaluation_is_played_on_resume(tmp_path, monkey
         train(config, cut.run_dir, resume=True, show_progress=False, tensorboard=False)
 
 
+def test_a_resume_that_only_plays_the_final_evaluation_says_so(tmp_path, monkeypatch,
+                                                               capsys):
+    # Issue 72: the note was queued for a progress line that never came.
+    from gdi.runtime.learning import evaluation as evaluation_module
+
+    play = evaluation_module.play_episodes
+
+    def terminated_while_playing(*args, **kwargs):
+        os.kill(os.getpid(), signal.SIGTERM)
+        return play(*args, **kwargs)
+
+    monkeypatch.setattr(evaluation_module, "play_episodes", terminated_while_playing)
+    cut = train(tiny_config(frames=400, eval_every=0), tmp_path / "run", show_progress=False,
+                tensorboard=False)
+    monkeypatch.setattr(evaluation_module, "play_episodes", play)
+    capsys.readouterr()
+    main(["train", "--resume", str(cut.run_dir)])
+    err = capsys.readouterr().err
+    assert ("warning: the budget of 400 frames was spent but the final evaluation was "
+            "interrupted: playing it now") in err
+    assert "final evaluation mean return" in err
+
+
 def test_a_budget_cut_below_the_frames_reached_is_refused_not_evaluated(tmp_path):
     # Only a run stopped during its final evaluation at its own budget plays it on resume; a
     # run resumed with a budget below what it reached is refused, as before.
@@ -248,6 +272,28 @@ def test_resume_with_a_conflicting_config_is_refused(tmp_path, capsys):
         main(["train", "--resume", str(result.run_dir), "--learning", "policy-head"])
     assert "conflicting options: {'learning': ('paper', 'policy-head')}" in \
         capsys.readouterr().err
+
+
+def test_a_foreign_newest_checkpoint_is_named_with_the_older_one_that_resumes(tmp_path,
+                                                                           capsys):
+    # Issue 72: a gdi-h3 checkpoint planted newest in a gdi-i3 run was refused as a config the
+    # user changed, with no word of the run's own older checkpoint.
+    own = train(tiny_config(frames=400), tmp_path / "own", show_progress=False,
+                tensorboard=False).run_dir
+    other = train(tiny_config(preset="gdi-h3", frames=400), tmp_path / "other",
+                  show_progress=False, tensorboard=False).run_dir
+    (older,) = list_checkpoints(own)
+    planted = own / "checkpoints" / "ckpt_999999999999.safetensors"
+    shutil.copy(list_checkpoints(other)[-1], planted)
+    with pytest.raises(SystemExit):
+        main(["train", "--resume", str(own), "--frames", "800"])
+    err = " ".join(capsys.readouterr().err.split())
+    assert "preset ('gdi-h3' → 'gdi-i3')" in err
+    assert (f"the newest checkpoint, {planted.name}, is the one that differs; the older "
+            f"{older.name} has this config: move {planted} out of the folder") in err
+    planted.unlink()
+    main(["train", "--resume", str(own), "--frames", "800"])
+    assert "done: " in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("flag, typed, saved", [

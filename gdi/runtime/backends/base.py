@@ -24,7 +24,7 @@ import torch
 
 from gdi.backends import BACKENDS  # name → "module:class", the one registry
 from gdi.runtime.acting.actor import Window
-from gdi.runtime.errors import ActorFailure
+from gdi.runtime.errors import ENVIRONMENT_FAULT, ActorFailure, EnvironmentFault
 
 
 class ParameterServer(Protocol):
@@ -204,7 +204,11 @@ class ParallelBackend:
     def _restart(self, i: int, what: str) -> None:
         """Replace actor ``i``: its E as last reported, fresh environments with seeds of their
         own (``incarnation``), unless the failure budget is spent (``ActorFailure``). The
-        replacement starts at the next ``_relaunch_failed``."""
+        replacement starts at the next ``_relaunch_failed``. An environment's fault
+        (``EnvironmentFault``, which a new actor would only meet again) stops the run instead."""
+        _, fault, message = what.partition(ENVIRONMENT_FAULT.split(".")[-1])
+        if fault:
+            raise EnvironmentFault(message.strip())
         self.failures.record(time.monotonic(), what)
         self._answered(i)
         self._started_at[i] = None

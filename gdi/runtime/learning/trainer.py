@@ -39,6 +39,11 @@ from gdi.runtime.storage.steps import StepChunk
 __all__ = ["Trainer", "TrainingEvaluation", "final_evaluation_recorded"]
 
 
+#: An episode return this large (in magnitude) is warned about: far beyond any game's score, it
+#: is most likely an environment's bug, and float32 values lose all precision around it.
+ABSURD_RETURN = 1e10
+
+
 class Trainer:
     """The learner side of one run: takes the actors' windows (frames, episodes, E's states,
     sequences into the data collector), steps the learner while the collector is ready and
@@ -86,6 +91,7 @@ class Trainer:
         self._messages: list[str] = []  # warnings for the user (take_messages)
         self.learner_intact = True  # False while a learner step is under way
         self._skipped_in_a_row = 0
+        self._warned_absurd = False  # an episode return of ABSURD_RETURN or more, said once
 
     # --- data in ---------------------------------------------------------------------------------
     def take_window(self, window: Window) -> None:
@@ -116,6 +122,13 @@ class Trainer:
         for ep in episodes:
             self.writer.write_episode(self.frames, ep.actor, ep.lam, ep.episode_return, ep.length)
             self.recent_returns.append(ep.episode_return)
+            if abs(ep.episode_return) >= ABSURD_RETURN and not self._warned_absurd:
+                self._warned_absurd = True  # once a run: every later episode is likely alike
+                self.warn(f"an episode returned {ep.episode_return:.3g} (actor {ep.actor}, "
+                          f"environment {ep.env}, at {self.frames:,} frames) in "
+                          f"{self.config.env}: returns of |G| >= {ABSURD_RETURN:.0e} swamp E's "
+                          "statistics and float32 values; check the environment's reward "
+                          "scale (this is said once)")
         self.log.add_episodes(episodes)
         self.episodes += len(episodes)
         del self.recent_returns[:-100]
