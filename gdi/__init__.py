@@ -7,7 +7,7 @@ networks in ``gdi.nets``, environments in ``gdi.envs``, and the actor–learner 
 ``gdi.runtime``.
 """
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 
 def __getattr__(name: str):

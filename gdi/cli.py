@@ -441,6 +441,8 @@ def export(run: Positional[Path], out: Positional[Path], video: bool = True) -> 
     print(f"bundle: {bundle.path} (model card {bundle.card.name}, checkpoint "
           f"{bundle.checkpoint.relative_to(bundle.path)}"
           + (f", {bundle.video.name}" if bundle.video else "") + ")")
+    if bundle.note:
+        print(f"note: {bundle.note}")
 
 
 def upgrade(folder: Positional[Path]) -> None:

@@ -44,6 +44,8 @@ class Bundle:
     checkpoint: Path
     video: Path | None
     card: Path
+    #: Why the bundle has no replay though one was asked for, and how to add it (else None).
+    note: str | None = None
 
 
 def training_command(config: Config) -> str:
@@ -109,12 +111,9 @@ def export_agent(run_dir: str | os.PathLike, out: str | os.PathLike, video: bool
         write_data_file(work / CHECKPOINT_DIR / name, {"format": FORMAT_VERSION, **lean})
         shutil.copy2(run_dir / "config.json", work / "config.json")
         shutil.copy2(evaluation.path, work / EVAL_DIR / evaluation.path.name)
-        replay = None
+        replay = note = None
         if video:
-            from gdi.video.enjoy import enjoy
-
-            played = enjoy(work, episodes=1, video=work / "replay.gif", max_steps=VIDEO_STEPS)
-            replay = played.video.name if played.video is not None else None
+            replay, note = _replay(work, out, config.env)
         text = model_card(config, evaluation, frames, replay, provenance)
         atomic_write(work / "README.md", lambda h: h.write(text), binary=False)
         if out.exists():
@@ -126,7 +125,26 @@ def export_agent(run_dir: str | os.PathLike, out: str | os.PathLike, video: bool
     finally:
         shutil.rmtree(work, ignore_errors=True)  # gone already when renamed
     return Bundle(out, out / CHECKPOINT_DIR / name, out / replay if replay else None,
-                  out / "README.md")
+                  out / "README.md", note)
+
+
+def _replay(work: Path, out: Path, env: str) -> tuple[str | None, str | None]:
+    """One episode into ``work/replay.gif``: its name, or None and a note when rendering the
+    environment needs what this install lacks (pygame for Gymnasium's classic control, the
+    ``video`` extra): the bundle is still made, and the note says how to add the replay."""
+    from gymnasium.error import DependencyNotInstalled
+
+    from gdi.video.enjoy import enjoy
+
+    try:
+        played = enjoy(work, episodes=1, video=work / "replay.gif", max_steps=VIDEO_STEPS)
+    except (DependencyNotInstalled, ModuleNotFoundError) as err:
+        (work / "replay.gif").unlink(missing_ok=True)
+        why = " ".join(str(err).split()).rstrip(".")
+        return None, (f"no replay.gif: rendering {env} needs what this install lacks ({why}); "
+                      "install the video extra (pip install 'gdi-rl[video]'), then add it with "
+                      f"gdi enjoy {out} --video {out / 'replay.gif'} --max-steps {VIDEO_STEPS}")
+    return (played.video.name if played.video is not None else None), None
 
 
 def evaluation_at(evals, frames: int):

@@ -105,3 +105,21 @@ def test_a_failed_export_leaves_nothing(run, tmp_path, monkeypatch):
     with pytest.raises(StorageError, match=r"could not write the bundle .*No space left"):
         export_agent(run, tmp_path / "bundle")
     assert list(tmp_path.iterdir()) == []  # no bundle, no partial folder
+
+
+def test_without_the_video_extra_the_bundle_is_made_and_says_how_to_add_the_replay(
+        run, tmp_path, capsys, monkeypatch):
+    # Issue 72: a traceback ending in gymnasium's DependencyNotInstalled.
+    import sys
+
+    monkeypatch.setitem(sys.modules, "pygame", None)  # as in an install without pygame
+    out = tmp_path / "bundle"
+    main(["export", str(run), str(out)])
+    printed = capsys.readouterr().out
+    (note,) = [line for line in printed.splitlines() if line.startswith("note: ")]
+    assert "no replay.gif: rendering gym:CartPole-v1 needs what this install lacks (" in note
+    assert "pygame" in note and f"gdi enjoy {out} --video {out / 'replay.gif'}" in note
+    assert "pip install 'gdi-rl[video]'" in note
+    assert not (out / "replay.gif").exists() and (out / "README.md").is_file()
+    assert "replay.gif" not in (out / "README.md").read_text()
+    gdi.load_agent(out)  # the bundle itself is whole

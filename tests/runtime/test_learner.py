@@ -178,6 +178,30 @@ def test_a_compiled_learner_applies_the_same_updates_as_the_eager_one():
     assert list(compiled.net.state_dict()) == list(eager.net.state_dict())
 
 
+@pytest.mark.parametrize(("capability", "machine", "simdlen"), [
+    (None, "x86_64", 256), ("avx2", "x86_64", 256), ("avx512", "AMD64", 256),
+    ("default", "x86_64", 1), (None, "aarch64", None)])
+def test_compiled_code_is_held_to_avx2_on_x86(monkeypatch, capability, machine, simdlen):
+    # Issue 72: on an AVX-512 CPU Inductor's 8-wide transpose tiles met 16-float stores (NaN
+    # from the compiled learner under ATEN_CPU_CAPABILITY=avx2, wrong values natively).
+    import platform
+
+    import torch._inductor.config as inductor_config
+
+    from gdi.runtime.learning.learner import compile_feedforward
+
+    if capability is None:
+        monkeypatch.delenv("ATEN_CPU_CAPABILITY", raising=False)
+    else:
+        monkeypatch.setenv("ATEN_CPU_CAPABILITY", capability)
+    monkeypatch.setattr(platform, "machine", lambda: machine)
+    config = tiny_config(env="minatar:breakout")
+    net = build_network(config, env_shapes(resolve_env(config.env), 0))
+    with inductor_config.patch({"cpp.simdlen": None}):  # undone on the way out
+        compile_feedforward(net)
+        assert inductor_config.cpp.simdlen == simdlen
+
+
 def test_the_learner_folds_every_4th_step_into_the_input_statistics_at_a_turning_phase():
     """input_norm=running: each step takes in every 4th observation of the learning part
     (sequence 4 + bootstrap 1 = 5 steps after the burn-in) starting at phase steps % 4: 2, 1,

@@ -42,6 +42,24 @@ def test_an_unreachable_address_gives_up_in_one_line_and_makes_no_folder(
     assert time.monotonic() - start < 60 and not run.exists() and not ray.is_initialized()
 
 
+@pytest.mark.parametrize(("address", "said"), [
+    ("127.0.0.1:99999", "ray_address='127.0.0.1:99999': port 99999 is not a TCP port; allowed: "
+                        "1-65535"),
+    ("ray://127.0.0.1:0", "port 0 is not a TCP port"),
+    ("no-such-host.invalid:6379", "ray_address=no-such-host.invalid:6379: the host "
+                                  "'no-such-host.invalid' is not known"),
+])
+def test_a_bad_port_or_an_unknown_host_is_said_at_once(tmp_path, capsys, address, said):
+    # Issue 72: a misspelt host waited ~20 s; port 99999 was another address's "connection
+    # refused" after ~25 s. Neither waits for the connection timeout now.
+    run = tmp_path / "run"
+    start = time.monotonic()
+    err = one_line_error([*RAY_TRAIN, f"ray_address={address}", "--run-dir", str(run)], capsys)
+    assert said in err
+    assert time.monotonic() - start < ray_backend.CONNECT_TIMEOUT_S  # no connection tried
+    assert not run.exists() and not ray.is_initialized()
+
+
 def test_ctrl_c_while_reaching_the_cluster_is_honoured(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(ray_backend, "CONNECT_TIMEOUT_S", 300.0)
     real_reach = ray_backend._reach

@@ -1,6 +1,7 @@
 """The ``inline`` backend: every role in this process, in a fixed order, so a seeded run is
 exactly reproducible and a checkpoint holds everything needed to resume it exactly
-(environments included, where they can be pickled: MinAtar and Gymnasium's can, ALE's cannot).
+(environments included, as data, where their state is all in Python attributes: MinAtar's and
+Gymnasium's classic control are, the ALE's emulator is not; ``gdi.runtime.acting.env_state``).
 
 Requested windows are acted when the driver next calls ``receive``, one actor after another,
 always in actor order: the actor acts exactly when the learner has run out of data.

@@ -47,8 +47,10 @@ from gdi.runtime.learning.parameter_server import flatten_parameters, unflatten_
 #: restarted after a failure) before saying it cannot.
 PLACEMENT_TIMEOUT_S = 120.0
 #: Seconds to keep trying to reach a cluster's address before saying it cannot: Ray itself
-#: retries an unreachable GCS for many minutes, printing a warning every 30 s.
-CONNECT_TIMEOUT_S = 20.0
+#: retries an unreachable GCS for many minutes, printing a warning every 30 s. Short, so that
+#: a wrong address is said within 10 s of the command (a head node still starting is met by
+#: running the command again).
+CONNECT_TIMEOUT_S = 3.0
 #: How often a wait of start-up (connection, placement) looks at the stop request (Ctrl-C).
 POLL_S = 0.5
 
@@ -71,6 +73,7 @@ def _cluster_address(ray, address: str) -> tuple[str, int]:
     """The (host, port) that ``ray.init(address=...)`` would connect to, or a ValueError of one
     line: ``auto`` with no cluster recorded on this machine, a malformed address."""
     target = address.removeprefix("ray://")
+    _check_port(address, target)  # before Ray rewrites 127.0.0.1 into this node's address
     if address == "auto" or not address.startswith("ray://"):
         from ray._private import services  # how ray.init resolves "auto" and RAY_ADDRESS
 
@@ -87,7 +90,22 @@ def _cluster_address(ray, address: str) -> tuple[str, int]:
     if not host or not port.isdigit():
         raise ValueError(f"ray_address={address!r} is not an address; allowed: auto, "
                          "HOST:PORT or ray://HOST:PORT")
-    return host.strip("[]"), int(port)
+    _check_port(address, target)
+    host = host.strip("[]")
+    try:  # a misspelt host fails here at once, not after the connection timeout
+        socket.getaddrinfo(host, int(port), type=socket.SOCK_STREAM)
+    except socket.gaierror as err:
+        raise ValueError(f"ray_address={address}: the host {host!r} is not known "
+                         f"({err.strerror or err}); {CLUSTER_HELP}") from None
+    return host, int(port)
+
+
+def _check_port(address: str, target: str) -> None:
+    """ValueError of one line for a port outside 1-65535 (``auto`` has none)."""
+    _, colon, port = target.rpartition(":")
+    if colon and port.isdigit() and not 0 < int(port) <= 65535:
+        raise ValueError(f"ray_address={address!r}: port {port} is not a TCP port; allowed: "
+                         "1-65535")
 
 
 def _reach(host: str, port: int, address: str, stop, timeout_s: float) -> bool:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import os
+import platform
 
 import numpy as np
 import torch
@@ -55,6 +56,10 @@ class PinnedStaging:
                                 for name, t in self.tensors.items()})
 
 
+#: ``platform.machine()`` of the CPUs whose Inductor code is held to AVX2 (compile_feedforward).
+X86_MACHINES = ("x86_64", "amd64", "i686", "i386")
+
+
 def compile_feedforward(net: torch.nn.Module) -> None:
     """torch.compile, in place, the feed-forward parts of every family (torso, A and V heads,
     dynamics heads): their layers and activations fuse. The LSTM core stays eager (it cuts its
@@ -65,11 +70,19 @@ def compile_feedforward(net: torch.nn.Module) -> None:
     Under ``ATEN_CPU_CAPABILITY=default`` (ATen's scalar kernels, as ``make test-kernels``
     runs them) Inductor's vectorized C++ does not build: it uses ``at::vec`` helpers that the
     scalar headers leave out (``transpose_mxn`` on an AVX2 EPYC, issue 45 item 12). There the
-    generated code is scalar too (``simdlen = 1``), which is what the setting asks for."""
-    if os.environ.get("ATEN_CPU_CAPABILITY") == "default":
-        import torch._inductor.config as inductor_config
+    generated code is scalar too (``simdlen = 1``), which is what the setting asks for.
 
+    Elsewhere on x86 the generated code is held to 256-bit vectors (AVX2, ``simdlen = 256``):
+    on an AVX-512 CPU, torch 2.13's Inductor tiles the channels-last transposes of the torso 8
+    floats wide but stores 16-float vectors, which gave the compiled learner NaN where the
+    eager one gave 1.575 under ``ATEN_CPU_CAPABILITY=avx2`` and wrong values natively (issue
+    72; seen on an AVX-512 AMD EPYC). AVX2 code is what an AVX2-only CPU runs anyway."""
+    import torch._inductor.config as inductor_config
+
+    if os.environ.get("ATEN_CPU_CAPABILITY") == "default":
         inductor_config.cpp.simdlen = 1
+    elif platform.machine().lower() in X86_MACHINES:
+        inductor_config.cpp.simdlen = 256
     for family in net.family_nets:
         for name in ("torso", "adv_head", "value_head", "inverse_dynamics", "forward_dynamics"):
             part = getattr(family, name, None)
