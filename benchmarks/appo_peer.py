@@ -11,6 +11,9 @@ gdi needs newer), never imported by gdi or its tests:
 
     # MinAtar Breakout, 1M frames (the issue "time to score"):
     /tmp/sfvenv/bin/python benchmarks/appo_peer.py --seed 0 --train_dir /tmp/sf-runs
+    # Atari Battle Zone to 3M frames, resumable (run it again with --resume after a stop):
+    nice /tmp/sfvenv/bin/python benchmarks/appo_peer.py --env ale:BattleZone --frames 3e6 \\
+        --seed 0 --train_dir runs/appo --resume
     # Atari Breakout for 120 minutes of wall time:
     nice -n 10 /tmp/sfvenv/bin/python benchmarks/appo_peer.py --env ale:Breakout --minutes 120 \\
         --seed 0 --train_dir /tmp/sf-runs
@@ -33,7 +36,9 @@ at 40M frames here, so a 2-hour run keeps > 90 % of it), γ 0.99, GAE λ 0.95, c
 entropy 0.01, normalized inputs and returns), scaled to a 2-core machine: 2 workers × 4
 environments (SF's 8 environments, so each training iteration is still its 4 × 256 =
 2 × 4 × 128 samples), ``--device=cpu``. The experiment folder is overwritten
-(``--restart_behavior=overwrite``) so a budgeted run always starts fresh. On the 2-core VM
+(``--restart_behavior=overwrite``) so a budgeted run always starts fresh, unless ``--resume``
+is given: then Sample Factory continues from its newest checkpoint in the folder (saved every
+10 minutes and when training stops) and the curve files are appended to. On the 2-core VM
 (beside two nice-19 gdi runs) a 3-minute check ran at ~410 frames/s by SF's meter, 286 frames/s
 end to end with its ~38 s of start-up; the CPU learner bounds it (one iteration of 4,096 frames
 every ~10 s).
@@ -63,7 +68,11 @@ M minutes or more after the process started (Sample Factory's own ``--train_for_
 effect in 2.1.1: the runner never advances the clock it checks; this script advances it after
 each training iteration, so SF stops itself the usual way, saving its checkpoint; shutting down
 takes a few seconds more). Training also stops at ``train_for_env_steps`` (ALE mode: 10M frames,
-SF's default) if that comes first.
+SF's default) if that comes first; ``--frames N`` sets it (frames as gdi counts them, below).
+SF schedules the learning rate's linear decay from it, in minibatch steps
+(``train_for_env_steps // batch_size × num_epochs``, frames over samples), so it reaches 0
+16× later than the budget here: a ``--frames 3e6`` run ends at 94 % of the rate, a 10M one
+at 98 % at 3M frames.
 
 **Learning curve**: two CSV files in the experiment folder (``<train_dir>/<experiment>/``, or
 ``--curve PATH`` and the same name with ``_episodes`` added), flushed as the run goes:
@@ -118,7 +127,6 @@ SETTINGS = [
 ALE_SETTINGS = [
     "--algo=APPO", "--device=cpu", "--num_workers=2", "--num_envs_per_worker=4",
     "--experiment_summaries_interval=10", "--save_every_sec=600",
-    "--restart_behavior=overwrite",
 ]
 
 #: gdi's ALE pre-processing (gdi.envs.spec.AtariConfig) as far as SF's wrappers go.
@@ -192,9 +200,11 @@ def make_ale(full_env_name, cfg=None, env_config=None, render_mode=None):
 class Curve(AlgoObserver):
     """Applies the wall-clock budget and writes the learning curve (see the module docstring)."""
 
-    def __init__(self, path: str | None, every: float):
+    def __init__(self, path: str | None, every: float, resume: bool = False):
         self.path = path
         self.every = every
+        self.resume = resume
+        self.wall_offset = 0.0  # a resumed run's wall time before this process
         self.returns: deque[float] = deque(maxlen=RECENT)
         self.episodes = 0
         self.last_row = -float("inf")
@@ -204,12 +214,31 @@ class Curve(AlgoObserver):
         path = self.path or os.path.join(experiment_dir(cfg=runner.cfg), "curve.csv")
         os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
         root, ext = os.path.splitext(path)
-        self.curve = open(path, "w", newline="")
-        self.episode_file = open(f"{root}_episodes{ext or '.csv'}", "w", newline="")
+        episodes_path = f"{root}_episodes{ext or '.csv'}"
+        # A resumed run appends: its earlier episodes stay, the last 100 of them seed the mean,
+        # and the wall clock goes on from the last row (the stop in between is not counted).
+        earlier = self.resume and os.path.isfile(path) and os.path.isfile(episodes_path)
+        if earlier:
+            with open(episodes_path, newline="") as f:
+                rows = list(csv.DictReader(f))
+            self.returns.extend(float(r["return"]) for r in rows[-RECENT:])
+            self.episodes = len(rows)
+            with open(path, newline="") as f:
+                curve_rows = list(csv.DictReader(f))
+            walls = [float(r["wall_s"]) for r in curve_rows + rows]
+            self.wall_offset = max(walls, default=0.0)
+        mode = "a" if earlier else "w"
+        self.curve = open(path, mode, newline="")
+        self.episode_file = open(episodes_path, mode, newline="")
         self.curve_csv, self.episode_csv = csv.writer(self.curve), csv.writer(self.episode_file)
-        self.curve_csv.writerow(["wall_s", "frames", "mean_return", "episodes"])
-        self.episode_csv.writerow(["wall_s", "frames", "return", "length_frames"])
-        log.info("Learning curve: %s", path)
+        if not earlier:
+            self.curve_csv.writerow(["wall_s", "frames", "mean_return", "episodes"])
+            self.episode_csv.writerow(["wall_s", "frames", "return", "length_frames"])
+        log.info("Learning curve: %s%s", path, " (resumed: appending)" if earlier else "")
+
+    def wall(self) -> float:
+        """Seconds of this run's wall time: this process's, after a resumed run's earlier ones."""
+        return self.wall_offset + time.time() - START
 
     def on_start(self, runner) -> None:
         self._open(runner)
@@ -224,13 +253,13 @@ class Curve(AlgoObserver):
         if self.episode_file is not None:
             frames = runner.env_steps.get(policy_id, 0)
             self.episode_csv.writerow(
-                [f"{time.time() - START:.2f}", frames, f"{float(raw):g}", int(length)])
+                [f"{self.wall():.2f}", frames, f"{float(raw):g}", int(length)])
 
     def _row(self, runner) -> None:
         if self.curve is None:
             return
         mean = f"{np.mean(self.returns):.4f}" if self.returns else ""
-        self.curve_csv.writerow([f"{time.time() - START:.2f}", runner.env_steps.get(0, 0), mean,
+        self.curve_csv.writerow([f"{self.wall():.2f}", runner.env_steps.get(0, 0), mean,
                                  self.episodes])
         self.curve.flush()
         self.episode_file.flush()
@@ -264,16 +293,22 @@ def main(argv: list[str]) -> int:
     own.add_argument("--curve", default=None)
     own.add_argument("--curve_every", type=float, default=10.0)
     own.add_argument("--full_action_space", type=str2bool, default=True)
+    own.add_argument("--frames", type=float, default=None)
+    own.add_argument("--resume", action="store_true")
     mine, rest = own.parse_known_args(argv)
     seed = mine.seed if mine.seed is not None else "0"
     seed_args = [f"--seed={mine.seed}"] if mine.seed is not None else []
     budget = [f"--train_for_seconds={int(mine.minutes * 60)}"] if mine.minutes else []
+    if mine.frames is not None:
+        budget.append(f"--train_for_env_steps={int(mine.frames)}")
 
     if mine.env.lower().startswith("ale:"):
         rom = ale_rom_id(mine.env.split(":", 1)[1])
         env = f"ale_{rom}"
         register_env(env, make_ale)
-        args = [f"--env={env}", *ALE_SETTINGS, f"--experiment=appo_ale_{rom}_seed{seed}",
+        restart = "resume" if mine.resume else "overwrite"
+        args = [f"--env={env}", *ALE_SETTINGS, f"--restart_behavior={restart}",
+                f"--experiment=appo_ale_{rom}_seed{seed}",
                 *seed_args, *budget, *rest]
         parser, partial = parse_sf_args(argv=args)
         from sf_examples.atari.atari_params import atari_override_defaults
@@ -290,7 +325,7 @@ def main(argv: list[str]) -> int:
     cfg = parse_full_cfg(parser, args)
 
     cfg, runner = make_runner(cfg)
-    curve = Curve(mine.curve, mine.curve_every)
+    curve = Curve(mine.curve, mine.curve_every, resume=mine.resume)
     runner.register_observer(curve)
     runner.register_episodic_stats_handler(curve.episode)
     status = runner.init()

@@ -597,6 +597,122 @@ def analyze(command: tyro.conf.OmitArgPrefixes[AnalyzeCommand]) -> None:
     visited states, paper App. "Ablation Study", "t-SNE")."""
 
 
+def benchmark_run(
+    grid: Positional[Path],
+    parallel: int | None = None,
+    ray_address: str | None = None,
+    cpus_per_run: float = 2.0,
+) -> int:
+    """Run a benchmark grid (a TOML file: environments × seeds × settings; docs/benchmark.md):
+    every run that is not done, as `gdi train` into its folder: new runs start, checkpointed
+    ones resume, finished ones are skipped, so running it again after a stop, a crash or a
+    move to another machine (with the run folders) goes on where the grid stands. Ctrl-C,
+    SIGTERM or SIGHUP stop every run with a checkpoint.
+
+    Exit codes: 0 every run done; 1 a run failed (its log is named); 2 bad input; 130/143/129
+    stopped by a signal (run it again to continue).
+
+    Args:
+        grid: The grid's TOML file.
+        parallel: Runs at a time on this machine (default: the grid's `parallel`, else 1).
+        ray_address: Run each as a task on this Ray cluster instead (`local` starts one on
+            this machine); the run folders must be on storage every node sees.
+        cpus_per_run: With --ray-address, the CPUs Ray reserves for each run.
+    """
+    from gdi.benchmark.grid import load_grid
+    from gdi.benchmark.queue import run_local, run_ray
+
+    chosen = load_grid(grid)
+    if parallel is not None and parallel < 1:
+        raise ValueError(f"--parallel {parallel}: allowed: at least 1")
+    if cpus_per_run <= 0:
+        raise ValueError(f"--cpus-per-run {cpus_per_run}: allowed: a positive number")
+    if ray_address is not None:
+        result = run_ray(chosen, ray_address, cpus_per_run, print)
+    else:
+        result = run_local(chosen, parallel or chosen.parallel, print)
+    total = len(chosen.cells())
+    print(f"{grid}: {len(result.done_before) + len(result.finished)} of {total} runs done"
+          + (f", {len(result.failed)} failed" if result.failed else "")
+          + (f", {len(result.stopped)} stopped with a checkpoint" if result.stopped else "")
+          + (f", {len(result.elsewhere)} running in other processes" if result.elsewhere
+             else ""))
+    if result.signal is not None:
+        print(f"stopped: continue with gdi benchmark run {grid}")
+        return 128 + int(result.signal)
+    return EXIT_FAILED if result.failed else 0
+
+
+def benchmark_status(grid: Positional[Path]) -> None:
+    """Where each run of a grid stands (new, running, resumable, unstarted, done), read from
+    the run folders.
+
+    Args:
+        grid: The grid's TOML file.
+    """
+    from rich.console import Console
+    from rich.table import Table
+
+    from gdi.benchmark.grid import load_grid
+    from gdi.benchmark.state import grid_states
+
+    chosen = load_grid(grid)
+    table = Table(title=f"{grid}: target {chosen.target:,} frames")
+    for column in ("setting", "env", "seed", "state", "frames", "folder"):
+        table.add_column(column, overflow="fold")
+    counts: dict[str, int] = {}
+    for state in grid_states(chosen):
+        counts[state.state] = counts.get(state.state, 0) + 1
+        shown = state.state + (f" (PID {state.holder})" if state.holder else "")
+        table.add_row(state.cell.setting.name, state.cell.env, str(state.cell.seed), shown,
+                      f"{state.frames:,}", str(state.cell.folder))
+    console = Console()
+    console.print(table)
+    console.print(", ".join(f"{n} {name}" for name, n in counts.items()))
+
+
+def benchmark_report(
+    grid: Positional[Path],
+    at: Count | None = None,
+    out: Path | None = None,
+    reps: int = REPS,
+) -> None:
+    """Write a grid's report: per-environment curves of every setting and peer (mean and 95 %
+    band over seeds), a table of score, normalized score (HNS), normalized area under the
+    curve and frames to levels with 95 % CIs, and aggregates (IQM, median, probability of
+    improvement against each peer; rliable).
+
+    Args:
+        grid: The grid's TOML file.
+        at: Compare at this many frames (default: the grid's target); runs short of it are
+            listed, not counted.
+        out: Report folder (default: <grid out>/report).
+        reps: Bootstrap resamples of each interval.
+    """
+    from gdi.benchmark.grid import load_grid
+    from gdi.benchmark.report import write_grid_report
+
+    _check_count("--at", at)
+    written = write_grid_report(load_grid(grid), at=at, out=out, reps=reps)
+    print(f"report: {written.markdown}" + (f" (figure {written.figure.name})"
+                                           if written.figure else ""))
+
+
+# `gdi benchmark run|status|report GRID`, as `gdi analyze`.
+BenchmarkCommand = (
+    Annotated[Any, tyro.conf.subcommand(name="run", constructor=benchmark_run)]
+    | Annotated[Any, tyro.conf.subcommand(name="status", constructor=benchmark_status)]
+    | Annotated[Any, tyro.conf.subcommand(name="report", constructor=benchmark_report)]
+)
+
+
+def benchmark(command: tyro.conf.OmitArgPrefixes[BenchmarkCommand]) -> Any:
+    """A grid of runs (environments × seeds × settings, a TOML file) as a resumable queue, and
+    its report beside peers' curves: `gdi benchmark run GRID`, `gdi benchmark status GRID`,
+    `gdi benchmark report GRID` (docs/benchmark.md)."""
+    return command
+
+
 def _commands() -> dict:
     return {
         "train": train,
@@ -611,6 +727,7 @@ def _commands() -> dict:
         "meta-demo": meta_demo,
         "report": report,
         "analyze": analyze,
+        "benchmark": benchmark,
     }
 
 

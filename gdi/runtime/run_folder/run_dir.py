@@ -231,6 +231,25 @@ class RunLock:
         self.release()
 
 
+def lock_holder(run_dir: Path) -> str | None:
+    """The PID (as written) of the live process that holds ``run_dir``'s RunLock, or None when
+    no process does (the lock is tried and let go at once)."""
+    path = Path(run_dir) / LOCK_FILE
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return os.pread(fd, 32, 0).decode(errors="replace").strip() or "unknown"
+    else:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return None
+    finally:
+        os.close(fd)
+
+
 def write_config(run_dir: Path, config: Config, env_settings: dict) -> None:
     record = {
         **config.to_dict(),

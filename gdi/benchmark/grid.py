@@ -1,0 +1,273 @@
+"""A benchmark grid, read from its TOML file: environments × seeds × settings, each cell one
+``gdi train`` run in a folder of its own, and the peers whose curves the report puts beside
+them. The file is the grid's whole definition; the run folders are its whole state.
+
+    frames = 3_000_000            # each run's budget (gdi train --frames)
+    stop_at = 1_000_000           # optional: stop there, the budget's schedules unchanged
+    seeds = [0, 1]
+    envs = ["minatar:breakout", "minatar:space_invaders"]
+    out = "runs/my-grid"          # optional; relative paths are the grid file's
+    parallel = 2                  # optional: runs at a time on this machine
+
+    [settings.gdi]                # one table per setting; its name labels its runs
+    preset = "gdi-i3"
+    scale = "minatar"             # optional, as gdi train --scale
+    learning = "policy-head"      # optional, as gdi train --learning
+    set = ["eval_episodes=10"]    # optional, as gdi train --set
+    folder = "{out}/{setting}/{env}-{seed}"   # optional: where each run lives
+
+    [peers.APPO]                  # optional: curves of another system (benchmarks/appo_peer.py)
+    folder = "runs/appo/appo_ale_{rom}_seed{seed}"   # holds curve_episodes.csv
+    seeds = [0, 1]                # optional: default the grid's
+
+    [report]                      # optional
+    window = 100                  # training episodes in the curve's trailing mean
+    levels = { "minatar:breakout" = [10, 15] }   # frames to these scores, per environment
+
+Relative paths (``out``, folder patterns) are taken from the grid file's folder, so that a grid
+and its runs move together. Folder patterns may use ``{out}``, ``{setting}``, ``{env}`` (the spec with every run of
+non-alphanumerics as ``-``: ``ale-Breakout``), ``{game}`` (``Breakout``, the spec's name
+after the colon), ``{rom}`` (ale-py's ROM id, ``battle_zone``) and ``{seed}``.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+#: Keys each table of the file may hold, with what each must be.
+TOP_KEYS = {"frames", "stop_at", "seeds", "envs", "out", "parallel", "settings", "peers",
+            "report"}
+SETTING_KEYS = {"preset", "scale", "learning", "set", "folder"}
+PEER_KEYS = {"folder", "seeds"}
+REPORT_KEYS = {"window", "levels"}
+DEFAULT_FOLDER = "{out}/{setting}/{env}-{seed}"
+DEFAULT_WINDOW = 100  # training episodes averaged, as gdi's progress line and appo_peer.py
+
+
+@dataclass(frozen=True)
+class Setting:
+    """How a row of the grid trains: what ``gdi train`` is given besides env and seed."""
+
+    name: str
+    preset: str
+    scale: str | None = None
+    learning: str | None = None
+    overrides: tuple[str, ...] = ()
+    folder: str = DEFAULT_FOLDER
+
+    def label(self) -> str:
+        """What ran, in one line: the preset, the scale, the learning reading and every
+        override (runs that differ in any of these are never one curve)."""
+        parts = [self.preset, f"scale {self.scale or 'default'}",
+                 f"learning {self.learning or 'default'}", *self.overrides]
+        return f"{self.name} ({', '.join(parts)})"
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One run of the grid."""
+
+    setting: Setting
+    env: str
+    seed: int
+    folder: Path
+
+    @property
+    def name(self) -> str:
+        return f"{self.setting.name}/{self.env}/seed {self.seed}"
+
+
+@dataclass(frozen=True)
+class Peer:
+    """Another system's runs, read as curves (``curve_episodes.csv`` in each folder)."""
+
+    name: str
+    folder: str
+    seeds: tuple[int, ...]
+
+    def folder_of(self, env: str, seed: int, out: Path, base: Path) -> Path:
+        """The folder of this peer's run of ``env`` with ``seed`` (relative: to ``base``)."""
+        return base / _fill(self.folder, out=out, setting=self.name, env=env, seed=seed)
+
+
+@dataclass(frozen=True)
+class Grid:
+    """The whole grid: where it lives, its budget and its cells."""
+
+    path: Path
+    out: Path
+    frames: int
+    stop_at: int | None
+    seeds: tuple[int, ...]
+    envs: tuple[str, ...]
+    settings: tuple[Setting, ...]
+    peers: tuple[Peer, ...] = ()
+    parallel: int = 1
+    window: int = DEFAULT_WINDOW
+    levels: Mapping[str, tuple[float, ...]] = field(default_factory=dict)
+
+    @property
+    def target(self) -> int:
+        """The frames each run trains to: ``stop_at`` if set, else the budget."""
+        return self.stop_at if self.stop_at is not None else self.frames
+
+    def cells(self) -> list[Cell]:
+        """Every run, setting by setting, environment by environment, seed by seed."""
+        base = self.path.parent
+        return [Cell(s, env, seed, base / _fill(s.folder, out=self.out, setting=s.name, env=env,
+                                                seed=seed))
+                for s in self.settings for env in self.envs for seed in self.seeds]
+
+    def peer_folder(self, peer: Peer, env: str, seed: int) -> Path:
+        return peer.folder_of(env, seed, self.out, self.path.parent)
+
+
+def env_slug(env: str) -> str:
+    """``ale:Breakout`` -> ``ale-Breakout``: a spec as a folder name."""
+    return re.sub(r"[^A-Za-z0-9]+", "-", env).strip("-")
+
+
+def rom_id(game: str) -> str:
+    """ale-py's ROM id of a game spelled in CamelCase (``BattleZone`` -> ``battle_zone``)."""
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", game).lower()
+
+
+def _fill(pattern: str, *, out: Path, setting: str, env: str, seed: int) -> str:
+    game = env.split(":", 1)[-1]
+    values = {"out": str(out), "setting": setting, "env": env_slug(env), "game": game,
+              "rom": rom_id(game), "seed": seed}
+    try:
+        return pattern.format(**values)
+    except (KeyError, IndexError, ValueError) as err:
+        raise ValueError(f"folder pattern {pattern!r} does not fill ({err}); allowed "
+                         f"placeholders: {', '.join('{' + k + '}' for k in values)}") from None
+
+
+def _unknown_keys(table: Mapping, allowed: set[str], where: str) -> None:
+    unknown = sorted(set(table) - allowed)
+    if unknown:
+        raise ValueError(f"{where}: unknown key(s) {', '.join(unknown)}; allowed: "
+                         f"{', '.join(sorted(allowed))}")
+
+
+def _count(value, name: str, where: str, minimum: int = 1) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | float) or value != int(value) \
+            or value < minimum:
+        raise ValueError(f"{where}: {name} = {value!r}; allowed: a whole number ≥ {minimum}")
+    return int(value)
+
+
+def _seeds(value, where: str) -> tuple[int, ...]:
+    if not isinstance(value, list) or not value or \
+            not all(isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in value):
+        raise ValueError(f"{where}: seeds = {value!r}; allowed: a non-empty list of "
+                         "non-negative integers")
+    if len(set(value)) != len(value):
+        raise ValueError(f"{where}: seeds = {value!r} repeats a seed")
+    return tuple(value)
+
+
+def _strings(value, name: str, where: str) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        raise ValueError(f"{where}: {name} = {value!r}; allowed: a list of strings")
+    return tuple(value)
+
+
+def _setting(name: str, table, where: str) -> Setting:
+    if not isinstance(table, dict):
+        raise ValueError(f"{where}: [settings.{name}] must be a table")
+    _unknown_keys(table, SETTING_KEYS, f"{where} [settings.{name}]")
+    if not isinstance(table.get("preset"), str):
+        raise ValueError(f"{where}: [settings.{name}] needs preset = \"NAME\" "
+                         "(`gdi presets` lists them)")
+    for key in ("scale", "learning", "folder"):
+        if key in table and not isinstance(table[key], str):
+            raise ValueError(f"{where}: [settings.{name}] {key} = {table[key]!r}; allowed: a "
+                             "string")
+    return Setting(name, table["preset"], table.get("scale"), table.get("learning"),
+                   _strings(table.get("set", []), "set", f"{where} [settings.{name}]"),
+                   table.get("folder", DEFAULT_FOLDER))
+
+
+def _levels(table, envs: Sequence[str], where: str) -> dict[str, tuple[float, ...]]:
+    if not isinstance(table, dict):
+        raise ValueError(f"{where}: [report] levels must be a table env = [scores]")
+    levels = {}
+    for env, values in table.items():
+        if env not in envs:
+            raise ValueError(f"{where}: [report] levels names {env!r}, not one of the grid's "
+                             f"envs ({', '.join(envs)})")
+        if not isinstance(values, list) or not values or \
+                not all(isinstance(v, int | float) and not isinstance(v, bool) for v in values):
+            raise ValueError(f"{where}: [report] levels {env!r} = {values!r}; allowed: a "
+                             "non-empty list of scores")
+        levels[env] = tuple(float(v) for v in values)
+    return levels
+
+
+def parse_grid(data: Mapping, path: Path) -> Grid:
+    """A grid from the parsed TOML ``data`` of the file at ``path``; every mistake is a
+    ValueError naming the key, its value and what is allowed."""
+    where = str(path)
+    _unknown_keys(data, TOP_KEYS, where)
+    for key in ("frames", "seeds", "envs", "settings"):
+        if key not in data:
+            raise ValueError(f"{where}: missing {key} (a grid needs frames, seeds, envs and at "
+                             "least one [settings.NAME] table)")
+    frames = _count(data["frames"], "frames", where)
+    stop_at = None if "stop_at" not in data else _count(data["stop_at"], "stop_at", where)
+    if stop_at is not None and stop_at > frames:
+        raise ValueError(f"{where}: stop_at = {stop_at:,} is past frames = {frames:,}; allowed: "
+                         "at most the budget")
+    envs = _strings(data["envs"], "envs", where)
+    if not envs or len(set(envs)) != len(envs):
+        raise ValueError(f"{where}: envs = {list(envs)!r}; allowed: distinct environment specs")
+    settings_table = data["settings"]
+    if not isinstance(settings_table, dict) or not settings_table:
+        raise ValueError(f"{where}: [settings] needs at least one [settings.NAME] table")
+    settings = tuple(_setting(name, table, where) for name, table in settings_table.items())
+    seeds = _seeds(data["seeds"], where)
+    peers = []
+    for name, table in (data.get("peers") or {}).items():
+        if not isinstance(table, dict) or not isinstance(table.get("folder"), str):
+            raise ValueError(f"{where}: [peers.{name}] needs folder = \"PATTERN\" (a folder of "
+                             "curve_episodes.csv per env and seed)")
+        _unknown_keys(table, PEER_KEYS, f"{where} [peers.{name}]")
+        if name in settings_table:
+            raise ValueError(f"{where}: {name!r} names both a setting and a peer")
+        peers.append(Peer(name, table["folder"],
+                          _seeds(table["seeds"], f"{where} [peers.{name}]")
+                          if "seeds" in table else seeds))
+    report = data.get("report") or {}
+    _unknown_keys(report, REPORT_KEYS, f"{where} [report]")
+    base = path.parent
+    out = Path(data.get("out", f"runs/{path.stem}"))
+    grid = Grid(
+        path=path, out=out if out.is_absolute() else base / out, frames=frames, stop_at=stop_at,
+        seeds=seeds, envs=envs, settings=settings,
+        peers=tuple(peers),
+        parallel=_count(data.get("parallel", 1), "parallel", where),
+        window=_count(report.get("window", DEFAULT_WINDOW), "[report] window", where),
+        levels=_levels(report.get("levels", {}), envs, where),
+    )
+    folders = [cell.folder for cell in grid.cells()]
+    if len(set(folders)) != len(folders):
+        raise ValueError(f"{where}: two runs share a folder; a setting's folder pattern must "
+                         "hold {env} (or {game}) and {seed}")
+    return grid
+
+
+def load_grid(path: str | Path) -> Grid:
+    """The grid in the TOML file ``path`` (see the module docstring)."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"no grid file {path}")
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as err:
+        raise ValueError(f"{path} is not valid TOML: {err}") from None
+    return parse_grid(data, path)

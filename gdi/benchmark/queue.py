@@ -1,0 +1,260 @@
+"""Running a grid: every run that is not done, as a ``gdi train`` process of its own (a new
+run into its folder, or ``--resume`` from its checkpoint), ``parallel`` at a time on this
+machine or each as a task on a Ray cluster (Ray places them by their CPUs).
+
+A run's output goes to ``<out>/logs/<setting>/<folder name>.log`` (appended to, so a resumed
+run's log keeps its earlier part). A stop of the queue (Ctrl-C, SIGTERM, SIGHUP) is passed to
+the runs, which checkpoint and stop; running the queue again continues every one of them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from gdi.benchmark.grid import Cell, Grid
+from gdi.benchmark.state import (
+    DONE,
+    NEW,
+    RESUMABLE,
+    RUNNING,
+    UNSTARTED,
+    CellState,
+    grid_states,
+    move_aside,
+)
+from gdi.config import PLACEMENT_FIELDS, Config, apply_overrides
+
+#: Seconds between looks at the running processes.
+POLL_S = 0.5
+#: Exit codes of a run that was stopped by a signal (it checkpointed): 128 + the signal.
+STOPPED_CODES = {130, 143, 129}
+
+
+def cell_config(cell: Cell, grid: Grid) -> Config:
+    """The config ``gdi train`` builds for ``cell`` (the same functions, the same order)."""
+    from gdi.presets import resolve_config
+
+    return apply_overrides(
+        resolve_config(cell.setting.preset, cell.env, cell.setting.scale, None,
+                       cell.setting.learning, frames=grid.frames, seed=cell.seed),
+        cell.setting.overrides)
+
+
+def check_folder_config(cell: Cell, grid: Grid) -> None:
+    """Refuse a folder whose run is not this cell's (another setting, env or seed): resuming
+    it would file another run's curve under this cell. Placement fields and the budget may
+    differ (a resume changes them)."""
+    from gdi.runtime.run_folder.run_dir import read_config
+
+    saved, _ = read_config(cell.folder)
+    wanted = cell_config(cell, grid)
+    allowed = {"frames", *PLACEMENT_FIELDS}
+    differ = [f.name for f in dataclasses.fields(Config) if f.name not in allowed
+              and getattr(saved, f.name) != getattr(wanted, f.name)]
+    if differ:
+        shown = ", ".join(f"{name} ({getattr(saved, name)!r} there, {getattr(wanted, name)!r} "
+                          "in the grid)" for name in differ[:4])
+        raise ValueError(f"{cell.folder} holds another run than {cell.name}: {shown}"
+                         f"{f' and {len(differ) - 4} more' if len(differ) > 4 else ''}; move it "
+                         "away or change the setting's folder pattern")
+
+
+def train_argv(state: CellState, grid: Grid) -> list[str]:
+    """The ``gdi train`` command of a run that is not done."""
+    cell = state.cell
+    base = [sys.executable, "-m", "gdi", "train"]
+    stop = [] if grid.stop_at is None else ["--stop-at", str(grid.stop_at)]
+    if state.state == RESUMABLE:
+        return [*base, "--resume", str(cell.folder), "--frames", str(grid.frames), *stop,
+                "--no-report"]
+    setting = cell.setting
+    argv = [*base, "--preset", setting.preset, "--env", cell.env, "--seed", str(cell.seed),
+            "--frames", str(grid.frames), "--run-dir", str(cell.folder), *stop, "--no-report"]
+    if setting.scale:
+        argv += ["--scale", setting.scale]
+    if setting.learning:
+        argv += ["--learning", setting.learning]
+    if setting.overrides:
+        argv += ["--set", *setting.overrides]
+    return argv
+
+
+def log_path(cell: Cell, grid: Grid) -> Path:
+    return grid.out / "logs" / cell.setting.name / f"{cell.folder.name}.log"
+
+
+@dataclass
+class QueueResult:
+    """What a pass of the queue did."""
+
+    done_before: list[Cell] = field(default_factory=list)
+    finished: list[Cell] = field(default_factory=list)
+    failed: list[tuple[Cell, int]] = field(default_factory=list)
+    stopped: list[Cell] = field(default_factory=list)
+    moved: list[tuple[Path, Path]] = field(default_factory=list)
+    elsewhere: list[tuple[Cell, str]] = field(default_factory=list)
+    signal: int | None = None
+
+
+def prepare(grid: Grid, say: Callable[[str], None]) -> tuple[list[CellState], QueueResult]:
+    """The runs to start or resume, after checking every existing folder against the grid and
+    moving unstarted ones aside."""
+    result = QueueResult()
+    todo = []
+    for cell in grid.cells():  # a bad preset, scale or override is said before anything runs
+        cell_config(cell, grid)
+    for state in grid_states(grid):
+        if state.state != NEW:
+            check_folder_config(state.cell, grid)
+        if state.state == DONE:
+            result.done_before.append(state.cell)
+            continue
+        if state.state == RUNNING:
+            result.elsewhere.append((state.cell, state.holder))
+            say(f"{state.cell.name}: already running in process {state.holder}; left to it")
+            continue
+        if state.state == UNSTARTED:
+            moved = move_aside(state.cell.folder)
+            result.moved.append((state.cell.folder, moved))
+            say(f"{state.cell.name}: no checkpoint to resume in {state.cell.folder}; moved it "
+                f"to {moved.name} and starting again")
+            state = CellState(state.cell, NEW, 0)
+        todo.append(state)
+    return todo, result
+
+
+class _Stop:
+    """The signal that asked the queue to stop, if any; the handlers pass it to the runs."""
+
+    SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+    def __init__(self) -> None:
+        self.signal: int | None = None
+        self.previous = {}
+
+    def __enter__(self) -> _Stop:
+        for sig in self.SIGNALS:
+            self.previous[sig] = signal.signal(sig, self._handle)
+        return self
+
+    def _handle(self, signum, frame) -> None:
+        self.signal = signum
+
+    def __exit__(self, *exc) -> None:
+        for sig, handler in self.previous.items():
+            signal.signal(sig, handler)
+
+
+def run_local(grid: Grid, parallel: int, say: Callable[[str], None]) -> QueueResult:
+    """Every run that is not done, ``parallel`` at a time, as processes of this machine."""
+    todo, result = prepare(grid, say)
+    if not todo:
+        return result
+    running: dict[subprocess.Popen, tuple[Cell, object]] = {}
+    queue = list(todo)
+    with _Stop() as stop:
+        while queue or running:
+            while queue and len(running) < parallel and stop.signal is None:
+                state = queue.pop(0)
+                log = log_path(state.cell, grid)
+                log.parent.mkdir(parents=True, exist_ok=True)
+                handle = log.open("a", encoding="utf-8")
+                how = "resuming at" if state.state == RESUMABLE else "starting"
+                say(f"{state.cell.name}: {how} {state.frames:,} frames -> {state.cell.folder} "
+                    f"(log {log})")
+                # A session of its own: a Ctrl-C at the terminal reaches the queue alone, which
+                # passes it on once, so that no run sees it twice.
+                process = subprocess.Popen(train_argv(state, grid), stdout=handle,
+                                           stderr=subprocess.STDOUT, start_new_session=True)
+                running[process] = (state.cell, handle)
+            if stop.signal is not None:
+                for process in running:
+                    if process.poll() is None and not getattr(process, "told", False):
+                        process.send_signal(stop.signal)
+                        process.told = True
+                queue.clear()
+            time.sleep(POLL_S)
+            for process in [p for p in running if p.poll() is not None]:
+                cell, handle = running.pop(process)
+                handle.close()
+                _record(result, cell, process.returncode, grid, say, log_path(cell, grid))
+        result.signal = stop.signal
+    return result
+
+
+def _record(result: QueueResult, cell: Cell, code: int, grid: Grid,
+            say: Callable[[str], None], log: Path) -> None:
+    if code == 0:
+        result.finished.append(cell)
+        say(f"{cell.name}: done ({grid.target:,} frames)")
+    elif code in STOPPED_CODES or -code in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        result.stopped.append(cell)
+        say(f"{cell.name}: stopped with a checkpoint (exit {code})")
+    else:
+        result.failed.append((cell, code))
+        say(f"{cell.name}: failed (exit {code}); see {log}")
+
+
+def run_ray(grid: Grid, address: str, cpus_per_run: float,
+            say: Callable[[str], None]) -> QueueResult:
+    """Every run that is not done as a Ray task needing ``cpus_per_run`` CPUs, placed by Ray
+    on the cluster at ``address`` (``local``: a cluster of this machine). The run folders must
+    be on storage every node sees (a shared file system), at the same path."""
+    import ray
+
+    todo, result = prepare(grid, say)
+    if not todo:
+        return result
+    ray.init(address=None if address == "local" else address, log_to_driver=False,
+             include_dashboard=False)
+
+    @ray.remote(num_cpus=cpus_per_run, max_retries=0)
+    def train_cell(argv: list[str], log: str) -> int:
+        Path(log).parent.mkdir(parents=True, exist_ok=True)
+        with open(log, "a", encoding="utf-8") as handle:
+            process = subprocess.Popen(argv, stdout=handle, stderr=subprocess.STDOUT)
+            try:
+                return process.wait()
+            except BaseException:  # the task cancelled: the run checkpoints and stops
+                process.send_signal(signal.SIGTERM)
+                return process.wait()
+
+    tasks = {}
+    for state in todo:
+        log = log_path(state.cell, grid)
+        say(f"{state.cell.name}: queued on Ray at {state.frames:,} frames -> {state.cell.folder}")
+        tasks[train_cell.remote(train_argv(state, grid), str(log))] = (state.cell, log)
+    try:
+        with _Stop() as stop:
+            pending = list(tasks)
+            while pending:
+                ready, pending = ray.wait(pending, timeout=POLL_S)
+                for ref in ready:
+                    cell, log = tasks[ref]
+                    try:
+                        code = ray.get(ref)
+                    except (ray.exceptions.RayTaskError, ray.exceptions.WorkerCrashedError,
+                            ray.exceptions.TaskCancelledError) as err:
+                        say(f"{cell.name}: the Ray task ended without a code ({type(err).__name__})")
+                        code = 1
+                    _record(result, cell, code, grid, say, log)
+                if stop.signal is not None and pending:
+                    for ref in pending:
+                        ray.cancel(ref)  # KeyboardInterrupt in the task: it stops its run
+                    stop_signal = stop.signal
+                    for ref in pending:
+                        cell, log = tasks[ref]
+                        result.stopped.append(cell)
+                    ray.wait(pending, num_returns=len(pending), timeout=60)
+                    result.signal = stop_signal
+                    break
+    finally:
+        ray.shutdown()
+    return result

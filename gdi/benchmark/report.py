@@ -1,0 +1,356 @@
+"""The report of a grid: each system (the grid's settings and its peers) on each environment
+at one frame count, from training curves (``gdi.benchmark.curves``).
+
+- A figure: per environment, each system's mean curve over seeds with its 95 % band.
+- A table per environment and system: the score at the frames compared (the mean return of
+  the last ``window`` training episodes), its normalized score (HNS on the Atari-57 games), the
+  normalized area under the curve (the mean normalized score over the frames), and the frames
+  to chosen levels; means over seeds with 95 % percentile-bootstrap intervals (rliable).
+- Aggregates over environments (HNS only): IQM and median of the normalized score and of the
+  area, and the probability that a setting's run beats a peer's on a game (rliable), each
+  with its 95 % interval.
+
+Only runs that reached the frames compared enter; the others are listed as behind, so that
+no number pools runs of different lengths. Each system is one setting (or one peer), so no
+interval pools runs of different settings either.
+"""
+
+from __future__ import annotations
+
+import csv
+import textwrap
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from gdi.benchmark.curves import (
+    Normalizer,
+    RunCurve,
+    normalized_auc,
+    normalizer,
+    read_gdi_curve,
+    read_peer_curve,
+)
+from gdi.benchmark.grid import Grid
+from gdi.benchmark.state import NEW, grid_states
+from gdi.evaluation.aggregates import (
+    REPS,
+    Interval,
+    aggregate_intervals,
+    curve_band,
+    probability_of_improvement,
+)
+
+#: The levels a table reports frames to when the grid names none: these fractions of the way
+#: from random play (or the runs' first episodes) to the lower system's mean score.
+DEFAULT_LEVEL_FRACTIONS = (0.5, 0.75)
+
+
+@dataclass
+class System:
+    name: str
+    label: str
+    peer: bool
+
+
+@dataclass
+class GameRuns:
+    """One system's runs of one environment: those at the frames compared, those behind."""
+
+    curves: list[RunCurve]
+    behind: list[tuple[int, int]]  # (seed, frames trained)
+    missing: list[int]  # seeds with no run yet
+
+
+@dataclass
+class GameStats:
+    n: int
+    score: Interval
+    normalized: Interval
+    auc: Interval
+    seeds_score: list[float]
+    seeds_auc: list[float]
+    frames_to: list[tuple[float | None, int]]  # per level: median frames of those that reached
+
+
+@dataclass
+class GridReport:
+    markdown: Path
+    figure: Path | None
+    table: Path
+    lines: list[str]
+
+
+def interval(values) -> Interval:
+    """Mean over seeds with its 95 % percentile-bootstrap interval (rliable); one seed: the
+    value itself, with no width."""
+    values = np.asarray(values, dtype=float)
+    if values.size == 1:
+        return Interval(float(values[0]), float(values[0]), float(values[0]))
+    band = curve_band(values[:, None], reps=REPS)
+    return Interval(float(band.mean[0]), float(band.low[0]), float(band.high[0]))
+
+
+def collect(grid: Grid, at: int) -> tuple[list[System], dict[tuple[str, str], GameRuns]]:
+    """Every system's curves per environment, split by whether they reached ``at`` frames."""
+    systems = [System(s.name, s.label(), False) for s in grid.settings]
+    systems += [System(p.name, f"{p.name} (peer, curves from {p.folder})", True)
+                for p in grid.peers]
+    runs = {(s.name, env): GameRuns([], [], []) for s in systems for env in grid.envs}
+    for state in grid_states(grid):
+        cell, entry = state.cell, runs[(state.cell.setting.name, state.cell.env)]
+        if state.state == NEW:
+            entry.missing.append(cell.seed)
+            continue
+        curve = read_gdi_curve(cell.folder, cell.setting.name, cell.env, cell.seed, state.frames)
+        (entry.curves.append(curve) if state.frames >= at and curve.returns.size
+         else entry.behind.append((cell.seed, state.frames)))
+    for peer in grid.peers:
+        for env in grid.envs:
+            entry = runs[(peer.name, env)]
+            for seed in peer.seeds:
+                try:
+                    curve = read_peer_curve(grid.peer_folder(peer, env, seed), peer.name, env,
+                                            seed)
+                except FileNotFoundError:
+                    entry.missing.append(seed)
+                    continue
+                (entry.curves.append(curve) if curve.trained >= at and curve.returns.size
+                 else entry.behind.append((seed, curve.trained)))
+    return systems, runs
+
+
+def levels_of(grid: Grid, env: str, runs: dict[tuple[str, str], GameRuns], systems, at: int,
+              norm: Normalizer) -> tuple[float, ...]:
+    if env in grid.levels:
+        return grid.levels[env]
+    finals = [np.mean([c.score_at(at, grid.window) for c in runs[(s.name, env)].curves])
+              for s in systems if runs[(s.name, env)].curves]
+    if not finals:
+        return ()
+    if norm.name == "HNS":
+        start = norm.random
+    else:
+        start = float(np.median([c.returns[0] for s in systems
+                                 for c in runs[(s.name, env)].curves]))
+    end = min(finals)
+    if end <= start:
+        return ()
+    return tuple(round(start + q * (end - start), 2) for q in DEFAULT_LEVEL_FRACTIONS)
+
+
+def game_stats(curves: list[RunCurve], at: int, window: int, norm: Normalizer,
+               levels: tuple[float, ...]) -> GameStats:
+    scores = [c.score_at(at, window) for c in curves]
+    aucs = [normalized_auc(c, at, window, norm) for c in curves]
+    frames_to = []
+    for level in levels:
+        reached = [f for c in curves if (f := c.frames_to(level, window, at)) is not None]
+        frames_to.append((float(np.median(reached)) if reached else None, len(reached)))
+    return GameStats(len(curves), interval(scores), interval(norm(scores)), interval(aucs),
+                     scores, aucs, frames_to)
+
+
+def _iv(value: Interval, digits: int = 2) -> str:
+    if value.low == value.high:
+        return f"{value.point:.{digits}f}"
+    return f"{value.point:.{digits}f} [{value.low:.{digits}f}, {value.high:.{digits}f}]"
+
+
+def _frames(value: float | None) -> str:
+    return "—" if value is None else f"{value / 1e6:.2f}M" if value >= 1e5 else f"{value:,.0f}"
+
+
+def comparison(setting: GameStats, peer: GameStats) -> str:
+    """Where the peer's interval of the normalized area lies against the setting's."""
+    if peer.auc.low > setting.auc.high:
+        return "peer above"
+    if peer.auc.high < setting.auc.low:
+        return "peer below"
+    return "overlap"
+
+
+def aggregates(systems: list[System], stats: dict, envs, reps: int) -> list[str]:
+    """IQM and median over games of the normalized score and area, and P(setting > peer)."""
+    complete = [s for s in systems if all((s.name, env) in stats for env in envs)]
+    if not complete:
+        return ["No system has runs at these frames on every environment: no aggregate."]
+    lines = []
+    matrices = {}
+    for s in complete:
+        n = min(stats[(s.name, env)].n for env in envs)  # rliable: as many runs on every game
+        matrices[s.name] = (
+            np.array([[stats[(s.name, env)].seeds_score[i] for env in envs] for i in range(n)]),
+            np.array([[stats[(s.name, env)].seeds_auc[i] for env in envs] for i in range(n)]),
+            n)
+    normalized = all(normalizer(env).name == "HNS" for env in envs)
+    if normalized:
+        norms = [normalizer(env) for env in envs]
+        lines += ["| system | runs per game | IQM HNS | median HNS | IQM normalized AUC | "
+                  "median normalized AUC |", "| --- | ---: | ---: | ---: | ---: | ---: |"]
+        for s in complete:
+            score, auc, n = matrices[s.name]
+            hns = np.column_stack([norm(score[:, j]) for j, norm in enumerate(norms)])
+            agg = aggregate_intervals({"hns": hns, "auc": auc}, ("iqm", "median"), reps=reps)
+            lines.append(f"| {s.name} | {n} | {_iv(agg['hns']['iqm'], 3)} | "
+                         f"{_iv(agg['hns']['median'], 3)} | {_iv(agg['auc']['iqm'], 3)} | "
+                         f"{_iv(agg['auc']['median'], 3)} |")
+            matrices[s.name] = (hns, auc, n)
+        lines.append("")
+    else:
+        lines += ["IQM and median need one scale across environments (human-normalized "
+                  "scores, Atari-57 games only): not computed for these environments.", ""]
+    for s in (s for s in complete if not s.peer):
+        for p in (p for p in complete if p.peer):
+            better = probability_of_improvement(matrices[s.name][0], matrices[p.name][0],
+                                                reps=reps)
+            better_auc = probability_of_improvement(matrices[s.name][1], matrices[p.name][1],
+                                                    reps=reps)
+            lines.append(f"- P({s.name} > {p.name}): {_iv(better, 3)} on the score at these "
+                         f"frames, {_iv(better_auc, 3)} on the normalized area (0.5: neither "
+                         "is ahead).")
+    return lines
+
+
+def figure(grid: Grid, systems: list[System], runs: dict, at: int, path: Path) -> Path | None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    envs = [env for env in grid.envs if any(runs[(s.name, env)].curves for s in systems)]
+    if not envs:
+        return None
+    cols = min(5, len(envs))
+    rows = -(-len(envs) // cols)
+    width = 60 * cols  # characters of 7 pt a line of the figure's width holds
+    labels = [textwrap.fill(s.label, width) for s in systems]
+    title = textwrap.fill(f"Training return (mean of the last {grid.window} episodes), mean over "
+                          "seeds and 95 % band (dashed: one seed; dotted: random play)",
+                          int(width * 0.75))
+    # Inches above the plots for the title and below them for the legend, line by line.
+    title_in = 0.17 * (title.count("\n") + 1) + 0.1
+    legend_in = 0.13 * sum(label.count("\n") + 1 for label in labels) + 0.15
+    height = 2.9 * rows + title_in + legend_in
+    fig, axes = plt.subplots(rows, cols, figsize=(3.6 * cols, height), squeeze=False)
+    x = np.linspace(0, at, 120)
+    unit, unit_name = (1e6, "millions") if at >= 1e6 else (1e3, "thousands")
+    for ax, env in zip(axes.flat, envs, strict=False):
+        norm = normalizer(env)
+        for k, s in enumerate(systems):
+            curves = runs[(s.name, env)].curves
+            if not curves:
+                continue
+            values = np.stack([c.at(x, grid.window) for c in curves])
+            color = f"C{k}"
+            if len(curves) > 1:
+                band = curve_band(values, reps=REPS)
+                ax.fill_between(x / unit, band.low, band.high, color=color, alpha=0.2, lw=0)
+                ax.plot(x / unit, band.mean, color=color, lw=1.5)
+            else:
+                ax.plot(x / unit, values[0], color=color, lw=1.5, ls="--")
+        if norm.name == "HNS":
+            ax.axhline(norm.random, color="0.6", lw=0.8, ls=":")
+        n = {len(runs[(s.name, env)].curves) for s in systems}
+        ax.set_title(f"{env.split(':', 1)[-1]} ({'/'.join(map(str, sorted(n)))} seeds)",
+                     fontsize=9)
+        ax.tick_params(labelsize=7)
+        ax.set_xlabel(f"frames ({unit_name})", fontsize=7)
+    for ax in list(axes.flat)[len(envs):]:
+        ax.axis("off")
+    handles = [plt.Line2D([], [], color=f"C{k}", lw=2) for k in range(len(systems))]
+    fig.legend(handles, labels, loc="lower center", ncol=1, fontsize=7, frameon=False)
+    fig.suptitle(title, fontsize=9)
+    fig.tight_layout(rect=(0, legend_in / height, 1, 1))  # it makes room for the suptitle
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def write_grid_report(grid: Grid, at: int | None = None, out: Path | None = None,
+                      reps: int = REPS) -> GridReport:
+    """Write ``report.md``, ``benchmark.png`` and ``runs.csv`` into ``out`` (default
+    ``<grid out>/report``) comparing every system at ``at`` frames (default: the grid's
+    target)."""
+    at = grid.target if at is None else at
+    if at < 1:
+        raise ValueError(f"--at {at}: allowed: a frame count of at least 1")
+    out = grid.out / "report" if out is None else Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    systems, runs = collect(grid, at)
+    stats = {}
+    table = ["| env | system | seeds | score | normalized | normalized AUC | frames to levels |"
+             + "".join(f" vs {p.name} |" for p in systems if p.peer),
+             "| --- | --- | ---: | ---: | ---: | ---: | --- |"
+             + " --- |" * sum(p.peer for p in systems)]
+    for env in grid.envs:
+        norm = normalizer(env)
+        levels = levels_of(grid, env, runs, systems, at, norm)
+        for s in systems:
+            curves = runs[(s.name, env)].curves
+            if curves:
+                stats[(s.name, env)] = game_stats(curves, at, grid.window, norm, levels)
+        for s in systems:
+            if (s.name, env) not in stats:
+                continue
+            st = stats[(s.name, env)]
+            to = ", ".join(f"{level:g}: {_frames(f)}" + (f" ({k}/{st.n})" if k < st.n else "")
+                           for level, (f, k) in zip(levels, st.frames_to, strict=True)) or "—"
+            versus = "".join(
+                f" {comparison(st, stats[(p.name, env)])} |" if not s.peer and
+                (p.name, env) in stats else " |" for p in systems if p.peer)
+            table.append(f"| {env} | {s.name} | {st.n} | {_iv(st.score)} | "
+                         f"{_iv(st.normalized, 3) if norm.name == 'HNS' else '—'} | "
+                         f"{_iv(st.auc, 3)} | {to} |{versus}")
+    behind = [f"- {s.name} on {env}: " + ", ".join(
+                  [f"seed {seed} at {frames:,} frames" for seed, frames in entry.behind]
+                  + [f"seed {seed} not started" for seed in entry.missing])
+              for (name, env), entry in runs.items() for s in systems
+              if s.name == name and (entry.behind or entry.missing)]
+    envs_with_all = [env for env in grid.envs if all((s.name, env) in stats for s in systems)]
+    figure_path = figure(grid, systems, runs, at, out / "benchmark.png")
+    lines = [f"# Benchmark {grid.path.stem}: {len(grid.envs)} environments at {at:,} frames",
+             "",
+             f"Grid `{grid.path}`: seeds {', '.join(map(str, grid.seeds))}, budget "
+             f"{grid.frames:,} frames" + (f" (runs stop at {grid.stop_at:,})"
+                                          if grid.stop_at is not None else "") + ". Systems:", ""]
+    lines += [f"- **{s.label}**" for s in systems]
+    lines += ["", "Scores are training returns: the mean raw return of the last "
+              f"{grid.window} training episodes that ended by {at:,} frames (the behaviour "
+              "policy as it learns, the one measure every system records). Intervals are 95 % "
+              "percentile-bootstrap CIs over seeds (rliable); one seed shows its value alone. "
+              "Normalized: HNS (paper App. \"Evaluation Metrics for ALE\") on the Atari-57 "
+              "games, raw scores elsewhere. Normalized AUC: the mean normalized score over "
+              f"[0, {at:,}] frames. Frames to levels: median over the seeds that reached "
+              "the level (how many, when not all). \"vs peer\": where the peer's interval of "
+              "the normalized AUC lies against the setting's.", ""]
+    if figure_path is not None:
+        lines += [f"![{grid.path.stem}]({figure_path.name})", ""]
+    lines += ["## Per environment", "", *table, "", "## Aggregates", ""]
+    lines += aggregates(systems, stats, envs_with_all, reps) if envs_with_all else \
+        ["No environment has runs of every system at these frames yet: no aggregate."]
+    if len(envs_with_all) < len(grid.envs):
+        lines += ["", f"Aggregates cover {len(envs_with_all)} of {len(grid.envs)} environments "
+                  "(those with runs of every system at these frames)."]
+    if behind:
+        lines += ["", "## Not in these numbers", "", *behind]
+    lines += ["", "## Commands", "", "```", f"gdi benchmark run {grid.path}",
+              f"gdi benchmark report {grid.path}" + (f" --at {at}" if at != grid.target else ""),
+              "```", ""]
+    markdown = out / "report.md"
+    markdown.write_text("\n".join(lines), encoding="utf-8")
+    table_path = out / "runs.csv"
+    with table_path.open("w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(["system", "env", "seed", "frames_trained", "score", "normalized",
+                         "normalized_auc", "source"])
+        for (name, env), entry in runs.items():
+            norm = normalizer(env)
+            for c in entry.curves:
+                score = c.score_at(at, grid.window)
+                writer.writerow([name, env, c.seed, c.trained, repr(score),
+                                 repr(float(norm(np.array([score]))[0])),
+                                 repr(normalized_auc(c, at, grid.window, norm)), c.source])
+    return GridReport(markdown, figure_path, table_path, lines)

@@ -1,0 +1,105 @@
+"""Where each run of a grid stands, read from its folder alone (the folders are the grid's
+state: a grid copied to another machine with its folders goes on from there).
+
+- ``new``: no folder yet; the queue starts the run.
+- ``resumable``: a checkpoint short of the target; the queue resumes from it.
+- ``done``: trained to the target (with the final evaluation when the target is the budget);
+  a folder of records only (config, metrics, episodes, evaluations, no checkpoint) counts
+  when its records reach the target.
+- ``running``: a live process holds the folder's lock (another queue, a ``gdi train`` by
+  hand, a queue killed without its runs): left to it.
+- ``unstarted``: a folder with no checkpoint short of the target (a run stopped before its
+  first checkpoint): nothing to resume, so the queue moves it aside, never deletes it, and
+  starts the run again.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from gdi.benchmark.grid import Cell, Grid
+from gdi.run_files import EVAL_DIR, list_checkpoints
+from gdi.runtime.run_folder.run_dir import lock_holder
+
+NEW, RESUMABLE, DONE, RUNNING, UNSTARTED = "new", "resumable", "done", "running", "unstarted"
+
+
+@dataclass(frozen=True)
+class CellState:
+    cell: Cell
+    state: str
+    frames: int  # trained so far (0 for a new run)
+    holder: str | None = None  # the PID of the process that is running it
+
+    @property
+    def pending(self) -> bool:
+        return self.state != DONE
+
+
+def checkpoint_frames(path: Path) -> int:
+    """The frames in a checkpoint's name (``ckpt_<frames>.safetensors``)."""
+    return int(path.name.split("_", 1)[1].split(".", 1)[0])
+
+
+def logged_frames(folder: Path) -> int:
+    """The frames of a run's last metrics row (0 when it logged none)."""
+    path = folder / "metrics.jsonl"
+    if not path.is_file():
+        return 0
+    frames = 0
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        try:
+            row = json.loads(line)
+        except ValueError:
+            continue  # a line cut short by a kill
+        if isinstance(row, dict) and isinstance(row.get("frames"), int):
+            frames = max(frames, row["frames"])
+    return frames
+
+
+def final_evaluated(folder: Path, budget: int) -> bool:
+    """Whether the run recorded its final evaluation (at or past ``budget`` frames)."""
+    for path in (folder / EVAL_DIR).glob("frames_*.json"):
+        try:
+            if int(path.stem.split("_", 1)[1]) >= budget:
+                return True
+        except ValueError:
+            continue
+    return False
+
+
+def cell_state(cell: Cell, grid: Grid) -> CellState:
+    folder = cell.folder
+    if not folder.exists():
+        return CellState(cell, NEW, 0)
+    if not (folder / "config.json").is_file():
+        raise ValueError(f"{folder} exists but is not a run folder (no config.json): move it "
+                         f"away or change the folder pattern of setting {cell.setting.name!r}")
+    checkpoints = list_checkpoints(folder)
+    holder = lock_holder(folder)
+    frames = checkpoint_frames(checkpoints[-1]) if checkpoints else logged_frames(folder)
+    reached = frames >= grid.target and (grid.stop_at is not None or
+                                         final_evaluated(folder, grid.frames))
+    if reached:
+        return CellState(cell, DONE, frames)
+    if holder is not None:
+        return CellState(cell, RUNNING, frames, holder)
+    if checkpoints:
+        return CellState(cell, RESUMABLE, frames)
+    return CellState(cell, UNSTARTED, frames)
+
+
+def grid_states(grid: Grid) -> list[CellState]:
+    return [cell_state(cell, grid) for cell in grid.cells()]
+
+
+def move_aside(folder: Path) -> Path:
+    """Rename an unstarted run's folder to ``<name>.unstarted-<k>`` beside it (the first free
+    k), so that the run can start again in its place and nothing is lost."""
+    k = 1
+    while (target := folder.with_name(f"{folder.name}.unstarted-{k}")).exists():
+        k += 1
+    folder.rename(target)
+    return target

@@ -1,0 +1,279 @@
+"""`gdi benchmark`: the grid file, the run folders as the grid's state, the queue through a
+kill and a move to another folder, and the report's numbers against independent
+computations from the runs' own episode records."""
+
+import csv
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from gdi.benchmark.curves import AUC_POINTS, RunCurve, normalized_auc, normalizer
+from gdi.benchmark.grid import load_grid, parse_grid, rom_id
+from gdi.benchmark.state import DONE, NEW, RESUMABLE, UNSTARTED, cell_state
+from gdi.cli import main
+from gdi.run_files import list_checkpoints
+from tests.runtime.helpers import TINY, one_line_error
+from tests.tolerance import assert_close
+
+GRID = """\
+frames = {frames}
+seeds = [0, 1]
+envs = ["gym:CartPole-v1", "gym:Acrobot-v1"]
+parallel = 2
+
+[settings.gdi]
+preset = "gdi-i3"
+set = {overrides}
+
+[peers.peer]
+folder = "peer/{{env}}-{{seed}}"
+"""
+#: The runtime tests' tiny network and batches, inline, a checkpoint every 1,000 frames.
+OVERRIDES = [*TINY, "backend=inline", "checkpoint_every_frames=1000", "eval_every=2000"]
+
+
+def write_grid(folder: Path, frames: int) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "tiny.toml"
+    path.write_text(GRID.format(frames=frames, overrides=json.dumps(OVERRIDES)))
+    return path
+
+
+def naive_score(frames, returns, at, window):
+    """The mean of the last ``window`` episode returns that ended by ``at`` frames."""
+    done = [r for f, r in sorted(zip(frames, returns, strict=True), key=lambda p: p[0])
+            if f <= at]
+    return sum(done[-window:]) / len(done[-window:])
+
+
+# -- the grid file --------------------------------------------------------------------------
+
+
+def test_a_grid_lists_every_run_with_its_own_folder(tmp_path):
+    grid = load_grid(write_grid(tmp_path, 3000))
+    cells = grid.cells()
+    assert [(c.env, c.seed) for c in cells] == [
+        ("gym:CartPole-v1", 0), ("gym:CartPole-v1", 1), ("gym:Acrobot-v1", 0),
+        ("gym:Acrobot-v1", 1)]
+    assert cells[0].folder == tmp_path / "runs" / "tiny" / "gdi" / "gym-CartPole-v1-0"
+    assert grid.target == 3000 and grid.parallel == 2
+    assert grid.peer_folder(grid.peers[0], "gym:Acrobot-v1", 1) == tmp_path / "peer" / \
+        "gym-Acrobot-v1-1"
+
+
+def test_rom_ids_are_ale_pys():
+    assert rom_id("BattleZone") == "battle_zone"
+    assert rom_id("Qbert") == "qbert"
+    assert rom_id("MsPacman") == "ms_pacman"
+
+
+@pytest.mark.parametrize(("text", "said"), [
+    ("frames = 10\nseeds = [0]\nenvs = ['gym:CartPole-v1']\nbudget = 3\n"
+     "[settings.a]\npreset = 'gdi-i3'\n", "unknown key(s) budget"),
+    ("frames = 10\nseeds = [0, 0]\nenvs = ['gym:CartPole-v1']\n[settings.a]\npreset = 'x'\n",
+     "repeats a seed"),
+    ("frames = 10\nstop_at = 20\nseeds = [0]\nenvs = ['gym:CartPole-v1']\n"
+     "[settings.a]\npreset = 'gdi-i3'\n", "stop_at = 20 is past frames = 10"),
+    ("frames = 10\nseeds = [0]\nenvs = ['gym:CartPole-v1']\n[settings.a]\nscale = 'x'\n",
+     "needs preset"),
+    ("frames = 10\nseeds = [0, 1]\nenvs = ['gym:CartPole-v1']\n[settings.a]\n"
+     "preset = 'gdi-i3'\nfolder = 'runs/{setting}'\n", "two runs share a folder"),
+    ("frames = 10\nseeds = [0]\nenvs = ['gym:CartPole-v1']\n[settings.a]\npreset = 'nope'\n",
+     "nope"),
+    ("frames = 10\nseeds = [0]\nenvs = ['gym:CartPole-v1']\n[settings.a]\npreset = 'gdi-i3'\n"
+     "set = ['lstm_unit=3']\n", "lstm_unit"),
+    ("frames = 10\nseeds = [0]\nenvs = ['gym:CartPole-v1']\n[settings.a]\npreset = 'gdi-i3'\n"
+     "folder = 'runs/{nope}-{seed}'\n", "does not fill"),
+    ("frames = 1.5\nseeds = [0]\nenvs = ['gym:CartPole-v1']\n[settings.a]\npreset = 'gdi-i3'\n",
+     "frames = 1.5"),
+    ("frames = 10\nseeds = [0]\nenvs = ['gym:CartPole-v1']\n[settings.a]\npreset = 'gdi-i3'\n"
+     "[report]\nlevels = { 'gym:Acrobot-v1' = [1] }\n", "not one of the grid's envs"),
+    ("frames = 10\nseeds = [0]\nenvs = ['gym:CartPole-v1']\n", "missing settings"),
+    ("frames = [", "is not valid TOML"),
+])
+def test_a_bad_grid_is_one_line_naming_what_is_wrong(tmp_path, capsys, text, said):
+    path = tmp_path / "bad.toml"
+    path.write_text(text)
+    assert said in one_line_error(["benchmark", "run", str(path)], capsys)
+
+
+def test_a_missing_grid_file_is_one_line(tmp_path, capsys):
+    assert "no grid file" in one_line_error(["benchmark", "status", str(tmp_path / "no.toml")],
+                                            capsys)
+
+
+# -- the curves -----------------------------------------------------------------------------
+
+
+def curve(frames, returns):
+    return RunCurve("s", "gym:CartPole-v1", 0, np.array(frames, float), np.array(returns, float),
+                    int(max(frames)), Path("."))
+
+
+def test_the_trailing_mean_and_its_step_function_follow_the_formula():
+    rng = np.random.default_rng(0)
+    frames = np.sort(rng.integers(1, 10_000, 300))
+    returns = rng.normal(size=300)
+    c = curve(frames, returns)
+    for at in (frames[0], 777, 5_000, 10_000):
+        assert_close(c.score_at(int(at), 100), naive_score(frames, returns, at, 100), terms=100)
+    assert_close(c.score_at(0, 100), returns[0])  # before any episode: the first one's
+
+
+def test_frames_to_a_level_and_the_area_by_hand():
+    # Returns 0, 10, 20 ending at 100, 200, 300 frames; a window of 2: means 0, 5, 15.
+    c = curve([100, 200, 300], [0, 10, 20])
+    assert c.frames_to(5, 2, by=1000) == 200
+    assert c.frames_to(15, 2, by=250) is None  # reached at 300, after "by"
+    # Area over [0, 400] on 100 points x_k = 4k: 0 up to 196 (49 points: k = 1..24 < 100 are
+    # before the first episode, the first's value 0), 5 on [200, 300), 15 from 300 on.
+    x = 400 * np.arange(1, AUC_POINTS + 1) / AUC_POINTS
+    naive = np.mean([0 if f < 200 else 5 if f < 300 else 15 for f in x])
+    assert_close(normalized_auc(c, 400, 2, normalizer("gym:CartPole-v1")), naive)
+
+
+def test_atari_scores_are_human_normalized_with_the_papers_baselines():
+    from gdi.evaluation.baselines import baselines
+
+    norm = normalizer("ale:Breakout")
+    ref = baselines(["Breakout"])
+    assert norm.name == "HNS"
+    assert_close(norm(np.array([30.0]))[0],
+                 (30 - ref.random[0]) / (ref.human_average[0] - ref.random[0]))
+    assert normalizer("minatar:breakout").name == "raw"
+
+
+# -- the queue and the report, end to end ----------------------------------------------------
+
+
+def lock_pids(out: Path) -> list[int]:
+    pids = []
+    for lock in out.rglob(".lock"):
+        text = lock.read_text().strip()
+        if text.isdigit():
+            pids.append(int(text))
+    return pids
+
+
+def write_peer(grid_dir: Path, frames: int) -> None:
+    """A peer's curve files as benchmarks/appo_peer.py writes them: every run's episodes, the
+    returns of the gdi run of that env and seed less 1."""
+    for env in ("gym-CartPole-v1", "gym-Acrobot-v1"):
+        for seed in (0, 1):
+            run = grid_dir / "runs" / "tiny" / "gdi" / f"{env}-{seed}"
+            rows = [json.loads(line) for line in (run / "meta.jsonl").read_text().splitlines()]
+            folder = grid_dir / "peer" / f"{env}-{seed}"
+            folder.mkdir(parents=True)
+            with (folder / "curve_episodes.csv").open("w", newline="") as f:
+                w = csv.writer(f)
+                w.writerow(["wall_s", "frames", "return", "length_frames"])
+                for i, row in enumerate(rows):
+                    w.writerow([i, row["frames"], row["return"] - 1, 10])
+            (folder / "curve.csv").write_text(f"wall_s,frames,mean_return,episodes\n9,{frames},"
+                                              "0,1\n")
+
+
+def test_a_grid_survives_a_kill_and_a_move_and_reports_beside_its_peer(tmp_path, capsys):
+    first = tmp_path / "machine-a"
+    grid_path = write_grid(first, 6000)
+    out = first / "runs" / "tiny"
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    queue = subprocess.Popen([sys.executable, "-m", "gdi", "benchmark", "run", str(grid_path)],
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
+    # Kill the queue and its runs without warning (a machine lost) once a run has a checkpoint.
+    deadline = time.monotonic() + 240
+    while not any(list_checkpoints(p) for p in out.glob("gdi/*") if p.is_dir()):
+        assert queue.poll() is None, queue.stdout.read().decode()
+        assert time.monotonic() < deadline, "no checkpoint within 240 s"
+        time.sleep(0.2)
+    pids = lock_pids(out)
+    queue.kill()
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    queue.wait()
+    time.sleep(0.5)  # the kernel drops the killed runs' locks
+    grid = load_grid(grid_path)
+    before = {c.folder.name: cell_state(c, grid) for c in grid.cells()}
+    assert any(s.state == RESUMABLE for s in before.values())
+    assert all(s.state in (NEW, RESUMABLE, UNSTARTED) for s in before.values())
+
+    # The grid and its folders move to another machine (here: another folder) and go on.
+    second = tmp_path / "machine-b"
+    shutil.move(first, second)
+    moved_grid = second / "tiny.toml"
+    capsys.readouterr()
+    main(["benchmark", "run", str(moved_grid)])
+    said = capsys.readouterr().out
+    grid = load_grid(moved_grid)
+    after = {c.folder.name: cell_state(c, grid) for c in grid.cells()}
+    assert all(s.state == DONE for s in after.values()), after
+    assert "4 of 4 runs done" in said
+    for name, state in before.items():
+        if state.state == RESUMABLE:
+            assert f"resuming at {state.frames:,} frames" in said
+            log = (second / "runs" / "tiny" / "logs" / "gdi" / f"{name}.log").read_text()
+            assert "interrupted" not in log.splitlines()[-1]
+        if state.state == UNSTARTED:
+            assert (second / "runs" / "tiny" / "gdi" / f"{name}.unstarted-1").is_dir()
+
+    # A second pass has nothing to do.
+    main(["benchmark", "run", str(moved_grid)])
+    assert "starting" not in capsys.readouterr().out
+
+    main(["benchmark", "status", str(moved_grid)])
+    assert "4 done" in capsys.readouterr().out
+
+    write_peer(second, 6000)
+    main(["benchmark", "report", str(moved_grid)])
+    report = second / "runs" / "tiny" / "report"
+    text = (report / "report.md").read_text()
+    assert (report / "benchmark.png").stat().st_size > 10_000
+    assert "| gym:CartPole-v1 | gdi | 2 |" in text and "| gym:Acrobot-v1 | peer | 2 |" in text
+    # Each peer episode is its gdi twin less 1: gdi beats the peer in every pair of the same
+    # seed, so P(gdi > peer) is at least one half on each game; the scores are exact.
+    assert "P(gdi > peer)" in text
+    with (report / "runs.csv").open() as f:
+        rows = list(csv.DictReader(f))
+    assert len(rows) == 8
+    for row in rows:
+        run = second / "runs" / "tiny" / "gdi" / f"{row['env'].replace(':', '-')}-{row['seed']}"
+        meta = [json.loads(line) for line in (run / "meta.jsonl").read_text().splitlines()]
+        shift = 1 if row["system"] == "peer" else 0
+        expected = naive_score([m["frames"] for m in meta], [m["return"] - shift for m in meta],
+                               6000, 100)
+        assert_close(float(row["score"]), expected, dtype=torch.float64, terms=100)
+
+
+def test_a_folder_of_another_run_is_refused_and_left_alone(tmp_path, capsys):
+    grid_path = write_grid(tmp_path, 1000)
+    grid = load_grid(grid_path)
+    cell = grid.cells()[0]
+    main(["train", "--env", "gym:CartPole-v1", "--seed", "7", "--frames", "1000",
+          "--run-dir", str(cell.folder), "--no-report", "--set", *OVERRIDES])
+    capsys.readouterr()
+    err = one_line_error(["benchmark", "run", str(grid_path)], capsys)
+    assert str(cell.folder) in err and "seed (7 there, 0 in the grid)" in err
+    assert (cell.folder / "config.json").is_file()
+
+
+def test_the_grid_can_run_on_a_ray_cluster(tmp_path, capsys):
+    path = tmp_path / "ray.toml"
+    path.write_text(f"frames = 800\nseeds = [0, 1]\nenvs = ['gym:CartPole-v1']\n"
+                    f"[settings.gdi]\npreset = 'gdi-i3'\nset = {json.dumps(OVERRIDES)}\n")
+    main(["benchmark", "run", str(path), "--ray-address", "local", "--cpus-per-run", "1"])
+    assert "2 of 2 runs done" in capsys.readouterr().out
+    grid = parse_grid({"frames": 800, "seeds": [0, 1], "envs": ["gym:CartPole-v1"],
+                       "settings": {"gdi": {"preset": "gdi-i3"}}}, path)
+    assert all(cell_state(c, grid).state == DONE for c in grid.cells())
