@@ -664,8 +664,10 @@ def benchmark_status(grid: Positional[Path]) -> None:
     for state in grid_states(chosen):
         counts[state.state] = counts.get(state.state, 0) + 1
         shown = state.state + (f" (PID {state.holder})" if state.holder else "")
+        frames = f"{state.frames:,}" if state.frames or not state.kept_frames else \
+            f"{state.kept_frames:,} kept"  # records of a run whose folder is not here
         table.add_row(state.cell.setting.name, state.cell.env, str(state.cell.seed), shown,
-                      f"{state.frames:,}", str(state.cell.folder))
+                      frames, str(state.source or state.cell.folder))
     console = Console()
     console.print(table)
     console.print(", ".join(f"{n} {name}" for name, n in counts.items()))

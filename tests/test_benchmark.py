@@ -33,6 +33,7 @@ parallel = 2
 [settings.gdi]
 preset = "gdi-i3"
 set = {overrides}
+records = "results/{{setting}}/{{env}}-{{seed}}"
 
 [peers.peer]
 folder = "peer/{{env}}-{{seed}}"
@@ -254,6 +255,22 @@ def test_a_grid_survives_a_kill_and_a_move_and_reports_beside_its_peer(tmp_path,
         expected = naive_score([m["frames"] for m in meta], [m["return"] - shift for m in meta],
                                6000, 100)
         assert_close(float(row["score"]), expected, dtype=torch.float64, terms=100)
+
+    # A third machine gets the repository only: the grid, the kept records, the peer's curves.
+    third = tmp_path / "machine-c"
+    third.mkdir()
+    for name in ("tiny.toml", "results", "peer"):
+        shutil.move(second / name, third / name)
+    assert sorted(p.name for p in (third / "results" / "gdi" / "gym-CartPole-v1-0").iterdir()) \
+        == ["config.json", "eval", "meta.jsonl.gz", "metrics.jsonl"]
+    main(["benchmark", "run", str(third / "tiny.toml")])
+    said = capsys.readouterr().out
+    assert "4 of 4 runs done" in said and "starting" not in said
+    main(["benchmark", "report", str(third / "tiny.toml")])
+    with (third / "runs" / "tiny" / "report" / "runs.csv").open() as f:
+        kept_rows = list(csv.DictReader(f))
+    assert [{k: v for k, v in r.items() if k != "source"} for r in kept_rows] == \
+        [{k: v for k, v in r.items() if k != "source"} for r in rows]
 
 
 def test_a_folder_of_another_run_is_refused_and_left_alone(tmp_path, capsys):

@@ -15,6 +15,7 @@ them. The file is the grid's whole definition; the run folders are its whole sta
     learning = "policy-head"      # optional, as gdi train --learning
     set = ["eval_episodes=10"]    # optional, as gdi train --set
     folder = "{out}/{setting}/{env}-{seed}"   # optional: where each run lives
+    records = "results/{setting}/{env}-{seed}"  # optional: where its records are kept
 
     [peers.APPO]                  # optional: curves of another system (benchmarks/appo_peer.py)
     folder = "runs/appo/appo_ale_{rom}_seed{seed}"   # holds curve_episodes.csv
@@ -24,6 +25,12 @@ them. The file is the grid's whole definition; the run folders are its whole sta
     window = 100                  # training episodes in the curve's trailing mean
     levels = { "minatar:breakout" = [10, 15] }   # frames to these scores, per environment
 
+``records``: a folder per run that keeps its records (config, metrics, evaluations, the
+episodes as ``meta.jsonl.gz``; no checkpoints, no TensorBoard events), written whenever the run
+stops or ends, for a repository to hold the results while the run folders stay out of it. A
+run whose folder is gone (another machine) counts as done from its records when they reach
+the target.
+
 Relative paths (``out``, folder patterns) are taken from the grid file's folder, so that a grid
 and its runs move together. Folder patterns may use ``{out}``, ``{setting}``, ``{env}`` (the spec with every run of
 non-alphanumerics as ``-``: ``ale-Breakout``), ``{game}`` (``Breakout``, the spec's name
@@ -32,6 +39,7 @@ after the colon), ``{rom}`` (ale-py's ROM id, ``battle_zone``) and ``{seed}``.
 
 from __future__ import annotations
 
+import os
 import re
 import tomllib
 from collections.abc import Mapping, Sequence
@@ -41,7 +49,7 @@ from pathlib import Path
 #: Keys each table of the file may hold, with what each must be.
 TOP_KEYS = {"frames", "stop_at", "seeds", "envs", "out", "parallel", "settings", "peers",
             "report"}
-SETTING_KEYS = {"preset", "scale", "learning", "set", "folder"}
+SETTING_KEYS = {"preset", "scale", "learning", "set", "folder", "records"}
 PEER_KEYS = {"folder", "seeds"}
 REPORT_KEYS = {"window", "levels"}
 DEFAULT_FOLDER = "{out}/{setting}/{env}-{seed}"
@@ -58,6 +66,7 @@ class Setting:
     learning: str | None = None
     overrides: tuple[str, ...] = ()
     folder: str = DEFAULT_FOLDER
+    records: str | None = None
 
     def label(self) -> str:
         """What ran, in one line: the preset, the scale, the learning reading and every
@@ -75,6 +84,7 @@ class Cell:
     env: str
     seed: int
     folder: Path
+    records: Path | None = None
 
     @property
     def name(self) -> str:
@@ -91,7 +101,8 @@ class Peer:
 
     def folder_of(self, env: str, seed: int, out: Path, base: Path) -> Path:
         """The folder of this peer's run of ``env`` with ``seed`` (relative: to ``base``)."""
-        return base / _fill(self.folder, out=out, setting=self.name, env=env, seed=seed)
+        return Path(os.path.normpath(base / _fill(self.folder, out=out, setting=self.name,
+                                                  env=env, seed=seed)))
 
 
 @dataclass(frozen=True)
@@ -118,8 +129,14 @@ class Grid:
     def cells(self) -> list[Cell]:
         """Every run, setting by setting, environment by environment, seed by seed."""
         base = self.path.parent
-        return [Cell(s, env, seed, base / _fill(s.folder, out=self.out, setting=s.name, env=env,
-                                                seed=seed))
+
+        def place(pattern: str | None, setting: Setting, env: str, seed: int) -> Path | None:
+            if pattern is None:
+                return None
+            filled = base / _fill(pattern, out=self.out, setting=setting.name, env=env, seed=seed)
+            return Path(os.path.normpath(filled))  # "grids/../results/x" as "results/x"
+
+        return [Cell(s, env, seed, place(s.folder, s, env, seed), place(s.records, s, env, seed))
                 for s in self.settings for env in self.envs for seed in self.seeds]
 
     def peer_folder(self, peer: Peer, env: str, seed: int) -> Path:
@@ -184,13 +201,13 @@ def _setting(name: str, table, where: str) -> Setting:
     if not isinstance(table.get("preset"), str):
         raise ValueError(f"{where}: [settings.{name}] needs preset = \"NAME\" "
                          "(`gdi presets` lists them)")
-    for key in ("scale", "learning", "folder"):
+    for key in ("scale", "learning", "folder", "records"):
         if key in table and not isinstance(table[key], str):
             raise ValueError(f"{where}: [settings.{name}] {key} = {table[key]!r}; allowed: a "
                              "string")
     return Setting(name, table["preset"], table.get("scale"), table.get("learning"),
                    _strings(table.get("set", []), "set", f"{where} [settings.{name}]"),
-                   table.get("folder", DEFAULT_FOLDER))
+                   table.get("folder", DEFAULT_FOLDER), table.get("records"))
 
 
 def _levels(table, envs: Sequence[str], where: str) -> dict[str, tuple[float, ...]]:
@@ -247,7 +264,8 @@ def parse_grid(data: Mapping, path: Path) -> Grid:
     base = path.parent
     out = Path(data.get("out", f"runs/{path.stem}"))
     grid = Grid(
-        path=path, out=out if out.is_absolute() else base / out, frames=frames, stop_at=stop_at,
+        path=path, out=Path(os.path.normpath((base / out).absolute())), frames=frames,
+        stop_at=stop_at,
         seeds=seeds, envs=envs, settings=settings,
         peers=tuple(peers),
         parallel=_count(data.get("parallel", 1), "parallel", where),
@@ -255,9 +273,10 @@ def parse_grid(data: Mapping, path: Path) -> Grid:
         levels=_levels(report.get("levels", {}), envs, where),
     )
     folders = [cell.folder for cell in grid.cells()]
-    if len(set(folders)) != len(folders):
-        raise ValueError(f"{where}: two runs share a folder; a setting's folder pattern must "
-                         "hold {env} (or {game}) and {seed}")
+    kept = [cell.records for cell in grid.cells() if cell.records is not None]
+    if len(set(folders)) != len(folders) or len(set(kept)) != len(kept) or set(kept) & set(folders):
+        raise ValueError(f"{where}: two runs share a folder; a setting's folder and records "
+                         "patterns must hold {env} (or {game}) and {seed}, and differ")
     return grid
 
 

@@ -19,8 +19,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gdi.benchmark.grid import Cell, Grid
+from gdi.benchmark.records import keep_records
 from gdi.benchmark.state import (
     DONE,
+    KEPT,
     NEW,
     RESUMABLE,
     RUNNING,
@@ -47,13 +49,13 @@ def cell_config(cell: Cell, grid: Grid) -> Config:
         cell.setting.overrides)
 
 
-def check_folder_config(cell: Cell, grid: Grid) -> None:
-    """Refuse a folder whose run is not this cell's (another setting, env or seed): resuming
-    it would file another run's curve under this cell. Placement fields and the budget may
-    differ (a resume changes them)."""
+def check_folder_config(cell: Cell, grid: Grid, folder: Path) -> None:
+    """Refuse a folder (the run's, or its kept records) whose run is not this cell's (another
+    setting, env or seed): resuming it would file another run's curve under this cell.
+    Placement fields and the budget may differ (a resume changes them)."""
     from gdi.runtime.run_folder.run_dir import read_config
 
-    saved, _ = read_config(cell.folder)
+    saved, _ = read_config(folder)
     wanted = cell_config(cell, grid)
     allowed = {"frames", *PLACEMENT_FIELDS}
     differ = [f.name for f in dataclasses.fields(Config) if f.name not in allowed
@@ -61,7 +63,7 @@ def check_folder_config(cell: Cell, grid: Grid) -> None:
     if differ:
         shown = ", ".join(f"{name} ({getattr(saved, name)!r} there, {getattr(wanted, name)!r} "
                           "in the grid)" for name in differ[:4])
-        raise ValueError(f"{cell.folder} holds another run than {cell.name}: {shown}"
+        raise ValueError(f"{folder} holds another run than {cell.name}: {shown}"
                          f"{f' and {len(differ) - 4} more' if len(differ) > 4 else ''}; move it "
                          "away or change the setting's folder pattern")
 
@@ -111,11 +113,15 @@ def prepare(grid: Grid, say: Callable[[str], None]) -> tuple[list[CellState], Qu
     for cell in grid.cells():  # a bad preset, scale or override is said before anything runs
         cell_config(cell, grid)
     for state in grid_states(grid):
-        if state.state != NEW:
-            check_folder_config(state.cell, grid)
-        if state.state == DONE:
+        if state.source is not None:
+            check_folder_config(state.cell, grid, state.source)
+        if state.state in (DONE, KEPT):
             result.done_before.append(state.cell)
             continue
+        if state.state == NEW and state.kept_frames:
+            say(f"{state.cell.name}: its records in {state.cell.records} reach "
+                f"{state.kept_frames:,} frames, but there is no run folder to resume: starting "
+                "again (its records are replaced when it stops)")
         if state.state == RUNNING:
             result.elsewhere.append((state.cell, state.holder))
             say(f"{state.cell.name}: already running in process {state.holder}; left to it")
@@ -191,6 +197,8 @@ def run_local(grid: Grid, parallel: int, say: Callable[[str], None]) -> QueueRes
 
 def _record(result: QueueResult, cell: Cell, code: int, grid: Grid,
             say: Callable[[str], None], log: Path) -> None:
+    if cell.records is not None and (cell.folder / "config.json").is_file():
+        keep_records(cell.folder, cell.records)
     if code == 0:
         result.finished.append(cell)
         say(f"{cell.name}: done ({grid.target:,} frames)")

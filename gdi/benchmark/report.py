@@ -18,6 +18,7 @@ interval pools runs of different settings either.
 from __future__ import annotations
 
 import csv
+import os
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,7 +34,7 @@ from gdi.benchmark.curves import (
     read_peer_curve,
 )
 from gdi.benchmark.grid import Grid
-from gdi.benchmark.state import NEW, grid_states
+from gdi.benchmark.state import grid_states
 from gdi.evaluation.aggregates import (
     REPS,
     Interval,
@@ -95,17 +96,19 @@ def interval(values) -> Interval:
 def collect(grid: Grid, at: int) -> tuple[list[System], dict[tuple[str, str], GameRuns]]:
     """Every system's curves per environment, split by whether they reached ``at`` frames."""
     systems = [System(s.name, s.label(), False) for s in grid.settings]
-    systems += [System(p.name, f"{p.name} (peer, curves from {p.folder})", True)
+    systems += [System(p.name, f"{p.name} (peer, curves from "
+                               f"{os.path.normpath(grid.path.parent / p.folder)})", True)
                 for p in grid.peers]
     runs = {(s.name, env): GameRuns([], [], []) for s in systems for env in grid.envs}
     for state in grid_states(grid):
         cell, entry = state.cell, runs[(state.cell.setting.name, state.cell.env)]
-        if state.state == NEW:
+        if state.source is None:
             entry.missing.append(cell.seed)
             continue
-        curve = read_gdi_curve(cell.folder, cell.setting.name, cell.env, cell.seed, state.frames)
-        (entry.curves.append(curve) if state.frames >= at and curve.returns.size
-         else entry.behind.append((cell.seed, state.frames)))
+        frames = state.frames or state.kept_frames
+        curve = read_gdi_curve(state.source, cell.setting.name, cell.env, cell.seed, frames)
+        (entry.curves.append(curve) if frames >= at and curve.returns.size
+         else entry.behind.append((cell.seed, frames)))
     for peer in grid.peers:
         for env in grid.envs:
             entry = runs[(peer.name, env)]
@@ -252,9 +255,8 @@ def figure(grid: Grid, systems: list[System], runs: dict, at: int, path: Path) -
                 ax.plot(x / unit, values[0], color=color, lw=1.5, ls="--")
         if norm.name == "HNS":
             ax.axhline(norm.random, color="0.6", lw=0.8, ls=":")
-        n = {len(runs[(s.name, env)].curves) for s in systems}
-        ax.set_title(f"{env.split(':', 1)[-1]} ({'/'.join(map(str, sorted(n)))} seeds)",
-                     fontsize=9)
+        seeds = ", ".join(f"{s.name} {len(runs[(s.name, env)].curves)}" for s in systems)
+        ax.set_title(f"{env.split(':', 1)[-1]} (seeds: {seeds})", fontsize=9)
         ax.tick_params(labelsize=7)
         ax.set_xlabel(f"frames ({unit_name})", fontsize=7)
     for ax in list(axes.flat)[len(envs):]:
@@ -306,7 +308,8 @@ def write_grid_report(grid: Grid, at: int | None = None, out: Path | None = None
                          f"{_iv(st.auc, 3)} | {to} |{versus}")
     behind = [f"- {s.name} on {env}: " + ", ".join(
                   [f"seed {seed} at {frames:,} frames" for seed, frames in entry.behind]
-                  + [f"seed {seed} not started" for seed in entry.missing])
+                  + [f"seed {seed} " + ("has no curve file" if s.peer else "not started")
+                     for seed in entry.missing])
               for (name, env), entry in runs.items() for s in systems
               if s.name == name and (entry.behind or entry.missing)]
     envs_with_all = [env for env in grid.envs if all((s.name, env) in stats for s in systems)]

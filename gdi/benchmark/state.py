@@ -8,6 +8,8 @@ state: a grid copied to another machine with its folders goes on from there).
   when its records reach the target.
 - ``running``: a live process holds the folder's lock (another queue, a ``gdi train`` by
   hand, a queue killed without its runs): left to it.
+- ``kept``: no run folder, but the setting's records folder holds the run at the target: done
+  (the run folders stayed on another machine, the records came with the repository).
 - ``unstarted``: a folder with no checkpoint short of the target (a run stopped before its
   first checkpoint): nothing to resume, so the queue moves it aside, never deletes it, and
   starts the run again.
@@ -24,6 +26,7 @@ from gdi.run_files import EVAL_DIR, list_checkpoints
 from gdi.runtime.run_folder.run_dir import lock_holder
 
 NEW, RESUMABLE, DONE, RUNNING, UNSTARTED = "new", "resumable", "done", "running", "unstarted"
+KEPT = "kept"
 
 
 @dataclass(frozen=True)
@@ -32,10 +35,18 @@ class CellState:
     state: str
     frames: int  # trained so far (0 for a new run)
     holder: str | None = None  # the PID of the process that is running it
+    kept_frames: int = 0  # frames of the records kept apart (0: none)
 
     @property
     def pending(self) -> bool:
-        return self.state != DONE
+        return self.state not in (DONE, KEPT)
+
+    @property
+    def source(self) -> Path | None:
+        """Where the run's records are read from: its folder, else its kept records."""
+        if self.state == KEPT or (self.state == NEW and self.kept_frames):
+            return self.cell.records
+        return None if self.state == NEW else self.cell.folder
 
 
 def checkpoint_frames(path: Path) -> int:
@@ -70,19 +81,30 @@ def final_evaluated(folder: Path, budget: int) -> bool:
     return False
 
 
+def reached(folder: Path, frames: int, grid: Grid) -> bool:
+    """Whether a run at ``frames`` is done: at the target, and past its final evaluation when
+    the target is the budget."""
+    return frames >= grid.target and (grid.stop_at is not None or
+                                      final_evaluated(folder, grid.frames))
+
+
 def cell_state(cell: Cell, grid: Grid) -> CellState:
     folder = cell.folder
     if not folder.exists():
-        return CellState(cell, NEW, 0)
+        records = cell.records
+        if records is None or not (records / "config.json").is_file():
+            return CellState(cell, NEW, 0)
+        kept = logged_frames(records)
+        if reached(records, kept, grid):
+            return CellState(cell, KEPT, kept, kept_frames=kept)
+        return CellState(cell, NEW, 0, kept_frames=kept)
     if not (folder / "config.json").is_file():
         raise ValueError(f"{folder} exists but is not a run folder (no config.json): move it "
                          f"away or change the folder pattern of setting {cell.setting.name!r}")
     checkpoints = list_checkpoints(folder)
     holder = lock_holder(folder)
     frames = checkpoint_frames(checkpoints[-1]) if checkpoints else logged_frames(folder)
-    reached = frames >= grid.target and (grid.stop_at is not None or
-                                         final_evaluated(folder, grid.frames))
-    if reached:
+    if reached(folder, frames, grid):
         return CellState(cell, DONE, frames)
     if holder is not None:
         return CellState(cell, RUNNING, frames, holder)
