@@ -294,7 +294,7 @@ def figure(curves: list[Curve], window: int, path: Path) -> None:
         smooth = trailing_mean(c.episode_returns, window)
         for ax, x, ex in ((axes[0], c.episode_minutes, c.eval_minutes),
                           (axes[1], c.episode_frames / 1e6, c.eval_frames / 1e6)):
-            ax.plot(x, smooth, style, color=color, lw=1.2,
+            ax.plot(x, smooth, linestyle=style, color=color, lw=1.2,
                     label=f"{c.label}: training, last {window} episodes")
             if ex.size:
                 ax.plot(ex, [np.mean(r) for r in c.eval_returns], marker, color=color, ms=5,

@@ -8,7 +8,7 @@ box, on one Atari game at the ale-cpu scale, over each run's first ``--frames`` 
 
 An ALE run at this scale costs a quarter of an hour per million frames on two cores, so the cell
 has a few seeds, and its runs evaluate only every 0.5M frames. The metrics were fixed before
-the control's runs (docs/ablation-e.md, "E on the ALE"), each over the first ``--frames``:
+the control's runs (docs/ablation-e-notes.md, "E on the ALE"), each over the first ``--frames``:
 
 - **training AUC**: the mean over the ten tenths of [0, frames] of the mean return of the
   training episodes that ended in the tenth. What E is rewarded by and what the learner is fed;

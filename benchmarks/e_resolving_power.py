@@ -7,7 +7,7 @@ of 0.6, width 0.2 of each range): a return is mean(λ) + N(0, noise²) + drift �
 ``noise`` is in units of the surface's peak-to-floor height; ``drift`` adds what a network
 that improves during the run adds to every return, whatever its λ (MinAtar Breakout: returns
 go from ~1 to ~8 over a run while λ changes them by ~3; their standard deviation at one fixed λ
-is 2-4 late in a run: noise ≈ 1 and drift ≈ 2 in these units; docs/ablation-e.md).
+is 2-4 late in a run: noise ≈ 1 and drift ≈ 2 in these units; docs/ablation-e-notes.md).
 
 For each setting and seed it runs the bandit (the paper's ensemble, the table's block sizes)
 and uniform sampling over the same box, and reports over the last ``--tail`` episodes:

@@ -1,4 +1,4 @@
-"""The pre-registered test of the E ablation (issue 42, item 1; docs/ablation-e.md, "How many
+"""The pre-registered test of the E ablation (issue 42, item 1; docs/ablation-e-notes.md, "How many
 seeds the test needs"): on a grid of GDI-I³ (bandit E) and its control (P_Λ uniform over the
 same box), does E beat uniform, per game and over the games?
 

@@ -5,7 +5,7 @@ The LSTM reads the torso's embedding beside a one-hot previous action of 1 (and 
 reward). If the embedding is small and hardly differs between frames, the first gradients see
 a network whose output does not depend on the screen; a GDI-I³ run on Breakout at the ale-cpu
 scale with PyTorch's default initialization of the ``nature`` torso learned one action for
-every state (docs/results-atari-cpu.md). Printed per torso and initialization, means over
+every state (docs/learning-per-frame-notes.md). Printed per torso and initialization, means over
 ``--nets`` network seeds:
 
 - ``mean |x|``: the embedding's mean magnitude;
