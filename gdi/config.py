@@ -42,6 +42,57 @@ _CHECK_DEVICE: contextvars.ContextVar[bool] = contextvars.ContextVar("check_devi
 #: the paper's, the only one there was, its fields as saved).
 LABELS_DERIVED_ON_LOAD = ("scale", "learning")
 
+
+def derived_labels(saved: typing.Mapping[str, Any]) -> dict[str, str]:
+    """The ``LABELS_DERIVED_ON_LOAD`` a saved config's fields (``saved``) lack, derived: a run
+    saved before scales had names took its environment kind's scale, and one saved before T's
+    readings had names the paper's learning, the only one there was (a run that changed its
+    fields with --set keeps them as saved, the label as resolved)."""
+    derived = {}
+    if "scale" not in saved and ":" in str(saved.get("env", "")):
+        derived["scale"] = str(saved["env"]).split(":", 1)[0].lower()
+    if "learning" not in saved:
+        derived["learning"] = RunSpec.learning
+    return derived
+
+
+#: Config fields added after run folders were first written, each with the value that gives
+#: the behaviour runs had before the field existed (checkpoint_every_frames: today's default;
+#: before it, only checkpoint_every_s bounded the work a crash loses). Only these are filled in
+#: when a config.json lacks them (they say where and how a run runs, never what it learns, but
+#: for torso_init, whose fill-in is what runs before it did); any other missing field is an
+#: error. Read by ``gdi.runtime.run_folder.run_dir.read_config`` and, to say what an older run
+#: ran, by ``gdi.presets.setting.run_setting``.
+FIELDS_ADDED_LATER = {
+    "ray_address": "",
+    "ray_cpus_per_actor": 1.0,
+    "ray_placement": "spread",
+    "actor_failures_max": 3,
+    "actor_failure_window_s": 600.0,
+    "actor_timeout_s": 300.0,  # before it, a hung actor was waited for forever
+    "skipped_updates_max": 100,
+    "checkpoint_every_frames": 1_000_000,
+    "learner_compile": False,
+    "actor_device": "cpu",  # before it, actors always acted on the CPU
+    # What runs had before the field: he for nature (since He initialization came in, before
+    # any recorded nature run but the one in benchmarks/results/ale-cpu/breakout-default-init-0,
+    # whose config.json says pytorch), PyTorch's default for the others.
+    "torso_init": "auto",
+    "q_loss_trains_value": True,  # before it, L_Q always reached V through Q = Ā + V
+    "pg_advantage_norm": "none",  # before it, ρ_s δ weighed log π as V-trace gave it
+    "pg_clip": 0.0,  # before it, the V-trace policy gradient, no clipped surrogate
+    "wandb_project": "",  # before it, no run went to Weights & Biases
+    "protocol": "paper",  # before it, the paper's ALE settings (env_overrides on top)
+    "policy_head": "advantage",  # before it, π_λ always read A (the paper)
+    "core": "lstm",  # before it, every network had the paper's LSTM
+    "clip_pg_rho": None,  # before it, the policy gradient's ρ was truncated at ρ̄ (the paper)
+    "trace_lambda": 1.0,  # before it, traces were cut by c̄ only (the paper)
+    "input_norm": "none",  # before it, observations entered the torso as scaled (the paper)
+    "value_norm": "none",  # before it, the A and V heads spoke in the returns' units (the paper)
+    "entropy_floor": 0.0,  # before it, no floor on π_λ's entropy
+    "entropy_floor_scale": 1.0,  # (its weight, read only with a floor)
+}
+
 #: Labels that a command-line option resolves into fields (``--scale``, ``--learning``): a
 #: ``--set`` of one would rename the config without changing what it stands for.
 NAMED_BY_OPTION = ("scale", "learning")
@@ -49,7 +100,7 @@ NAMED_BY_OPTION = ("scale", "learning")
 #: Fields that say where and how a run runs (its machine, backend, threads, fault budgets,
 #: checkpoints, tracking), never what it learns: a resume may change them
 #: (``gdi.runtime.wiring.RESUMABLE_FIELDS``) and runs that differ only in them are seeds of one
-#: agent (``gdi.evaluation.report.group_labels``).
+#: agent (``gdi.presets.setting.NOT_WHAT_IT_LEARNS``, read by ``gdi report``).
 PLACEMENT_FIELDS = (
     "backend", "ray_address", "ray_cpus_per_actor", "ray_placement", "torch_threads",
     "learner_compile", "learner_device", "actor_device", "actor_failures_max",
@@ -142,7 +193,8 @@ class Config(OptimizerConfig, MetaConfig, LossConfig, NetworkConfig, RunSpec):
     # --- what the run writes ----------------------------------------------------------------
     log_every: int = 50_000
     """Frames between rows of metrics.jsonl / TensorBoard (frames, not seconds, so that a
-    seeded inline run writes the same rows every time)."""
+    seeded inline run writes the same rows every time); a budget shorter than 10 × log_every
+    is logged every frames / 10 instead, so that a short run has a curve of about 10 rows."""
     wandb_project: str = ""
     """Weights & Biases project that also receives the run's metrics rows and config
     (pip install 'gdi-rl[wandb]'); empty: no W&B. W&B's own settings apply: WANDB_ENTITY,
@@ -191,14 +243,7 @@ class Config(OptimizerConfig, MetaConfig, LossConfig, NetworkConfig, RunSpec):
         unknown = sorted(set(data) - names)
         if unknown:
             raise ValueError(f"unknown config field(s) {unknown}; see `gdi train --help`")
-        values = dict(data)
-        if "scale" not in values and ":" in str(values.get("env", "")):
-            # Saved before scales had names: each such run took its environment kind's
-            # (LABELS_DERIVED_ON_LOAD).
-            values["scale"] = str(values["env"]).split(":", 1)[0].lower()
-        # Saved before T's readings had names: the paper's was the only one (a run that changed
-        # its fields with --set keeps them as saved, the label as resolved).
-        values.setdefault("learning", RunSpec.learning)
+        values = {**data, **derived_labels(data)}
         if "reward_shapes" in values:
             values["reward_shapes"] = tuple(values["reward_shapes"])
         token = _CHECK_DEVICE.set(False)  # a saved run stays readable on any machine

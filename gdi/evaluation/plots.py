@@ -137,10 +137,13 @@ def learning_curves(panels: Sequence[CurvePanel], path: Path) -> Path:
     if any(p.training for p in panels):
         handles.append(Line2D([], [], color="#888888", linewidth=0.9, linestyle=":",
                               label="training return (last 100 episodes, as it acts)"))
+    # Long group labels (a setting with its changes) two to a row, so that the legend is not
+    # many times wider than the panels.
+    wide = max(len(h.get_label()) for h in handles) > 40
     fig.legend(
         handles=handles,
         loc="outside upper center",
-        ncols=min(len(handles), 4),
+        ncols=min(len(handles), 2 if wide else 4),
         fontsize=8,
         frameon=False,
     )
@@ -383,12 +386,20 @@ def _draw_points(ax, points: Sequence[EfficiencyPoint]) -> None:
             linewidth=0.5,
             zorder=5,
         )
+        # Runs close together (within a factor of 2 both ways) get their labels stacked, a
+        # line each, rather than written over each other; the colour says whose star it is.
+        near = sum(1 for q in runs[:i] if max(q.frames / p.frames, p.frames / q.frames) < 2
+                   and max(q.value / p.value, p.value / q.value) < 2)
         ax.annotate(
             p.label,
             (p.frames, p.value),
-            xytext=(7, 5),
+            xytext=(7, 5 - 11 * near),
             textcoords="offset points",
             fontsize=8,
             fontweight="bold",
             color=color,
+            # Over the paper's points and their names, the run's label stays legible.
+            bbox={"boxstyle": "square,pad=0.05", "facecolor": "white", "edgecolor": "none",
+                  "alpha": 0.8},
+            zorder=6,
         )

@@ -1,11 +1,13 @@
 """``gdi report``: a Markdown report with figures and CSV files for a set of run folders.
 
-Runs are grouped by preset and frame budget (one group = the seeds and games of one agent). Every run gets its
-learning curve (return against environment frames, App. "Atari Games Learning Curves"). Runs
-on the paper's 57 Atari games are further reported in raw score, HNS, HWRNS and SABER beside
-the paper's algorithms, with aggregates and confidence intervals across seeds and the learning
-efficiency plane (App. "Evaluation Metrics for ALE"); other environments (MinAtar, Gymnasium)
-have no random or human reference scores, so they are reported in raw returns only.
+Runs are grouped by setting (:mod:`gdi.presets.setting`: preset, scale, learning, protocol,
+budget and ``--set`` changes; one group = the seeds and games of one agent), and the report
+opens with what each group ran. Every run gets its learning curve (return against environment
+frames, App. "Atari Games Learning Curves"). Runs on the paper's 57 Atari games are further
+reported in raw score, HNS, HWRNS and SABER beside the paper's algorithms, with aggregates and
+confidence intervals across seeds and the learning efficiency plane (App. "Evaluation Metrics
+for ALE"); other environments (MinAtar, Gymnasium) have no random or human reference scores, so
+they are reported in raw returns only.
 """
 
 from __future__ import annotations
@@ -18,7 +20,6 @@ from pathlib import Path
 
 import numpy as np
 
-from gdi.config import PLACEMENT_FIELDS
 from gdi.evaluation import markdown, plots
 from gdi.evaluation.aggregates import REPS, aggregate_intervals
 from gdi.evaluation.atari_report import write_atari_section
@@ -27,7 +28,7 @@ from gdi.evaluation.curves import group_curve, training_return
 from gdi.evaluation.games import is_atari57, spec_to_game
 from gdi.evaluation.paper_scores import DEFAULT_COMPARE, algorithm
 from gdi.evaluation.report_io import ReportFiles
-from gdi.presets.learnings import LEARNINGS
+from gdi.presets.setting import RunSetting, run_setting, value_text
 from gdi.run_files import list_checkpoints
 from gdi.scores import CONFIG_FILE, EVAL_DIR, RunEvals, load_run
 
@@ -94,57 +95,52 @@ def _env_title(env: str) -> str:
     return spec_to_game(env) if is_atari57(env) else env
 
 
-#: config.json entries that say who a run is or where and how it ran, never what it learned:
-#: runs that differ only in these are seeds of one agent.
-NOT_WHAT_IT_LEARNS = frozenset({
-    "seed", "name", "provenance", "env_settings", "skipped_updates_max", "log_every",
-    "eval_every", "eval_episodes", *PLACEMENT_FIELDS,
-})
+def group_settings(runs: Sequence[RunEvals]) -> dict[Path, RunSetting]:
+    """Each run's setting (:func:`gdi.presets.setting.run_setting`), by run folder."""
+    return {run.run_dir: run_setting(run.config) for run in runs}
 
 
-def _label_value(key: str, value) -> str:
-    if key == "frames":
-        return f"{plots.compact_number(value)} frames" if value else "budget ?"
-    if value is None:
-        return f"{key}=?"
-    return f"{key}={value}" if not isinstance(value, list | dict) else \
-        f"{key}={json.dumps(value, separators=(',', ':'))}"
-
-
-def group_labels(runs: Sequence[RunEvals]) -> dict[Path, str]:
-    """Each run's group: the runs of one agent, i.e. one preset with one config but for its
-    seed (and where and how it ran, ``NOT_WHAT_IT_LEARNS``). Runs of another budget or another
-    ``--set learning_rate`` are another experiment, never more seeds of this one: four seed-0
-    runs of four budgets are four groups of one seed, not "4 seeds" with a confidence interval
-    across them. The label is the preset, with the settings in which its runs on one
-    environment differ, e.g. ``gdi-i3 (2M frames)`` or ``gdi-i3 (learning_rate=0.001)``
-    (runs on other environments are compared per game anyway, and their scales differ)."""
-    by_preset: dict[tuple[str, str], list[RunEvals]] = {}
+def group_labels(runs: Sequence[RunEvals],
+                 settings: dict[Path, RunSetting] | None = None) -> dict[Path, str]:
+    """Each run's group: the runs of one setting (:mod:`gdi.presets.setting`: one preset,
+    scale, learning, protocol and budget, with the same ``--set`` changes), whatever their
+    seed and where and how they ran. Runs that differ in any of these are never seeds of one
+    agent: four seed-0 runs of four budgets are four groups of one seed, not "4 seeds" with a
+    confidence interval across them. The label is the setting's, short enough for a legend,
+    e.g. ``gdi-i3 · ale-cpu · policy-head-ale · entropy_floor=0`` (never the paper's
+    ``GDI-I³``, whose published scores stand beside it). It is the group's name on every
+    environment, so that the Atari aggregates pool one setting's games; where two settings
+    would read alike (another budget, changes cut short, a preset this gdi cannot resolve),
+    what tells them apart is added, the budget first: ``... · 2M frames``."""
+    settings = group_settings(runs) if settings is None else settings
+    by_label: dict[str, dict[tuple, list[RunEvals]]] = {}
     for run in runs:
-        by_preset.setdefault((run.preset, run.env), []).append(run)
+        setting = settings[run.run_dir]
+        by_label.setdefault(setting.label(), {}).setdefault(setting.key, []).append(run)
     labels = {}
-    for (preset, _), members in by_preset.items():
-        keys = sorted({k for r in members for k in r.config} - NOT_WHAT_IT_LEARNS
-                      - {"preset", "env"})
-        # A field missing from some config.json (written before the field existed) is not a
-        # difference: only the values written are compared.
-        varying = [k for k in keys
-                   if len({json.dumps(r.config[k], sort_keys=True)
-                           for r in members if k in r.config}) > 1]
-        if "learning" in varying:
-            # A named reading of T stands for the fields it sets: "learning=policy-head", not
-            # the fields one by one, wherever runs of one learning agree on them.
-            explained = {k for fields in LEARNINGS.values() for k in fields}
-            varying = [k for k in varying if k not in explained or len({
-                (r.config.get("learning"), json.dumps(r.config.get(k), sort_keys=True))
-                for r in members}) > len({r.config.get("learning") for r in members})]
-        if "frames" in varying:  # the budget first, as the label has always begun
-            varying.remove("frames")
-            varying.insert(0, "frames")
+    for label, keyed in by_label.items():
+        members = [run for group in keyed.values() for run in group]
+        told_apart = _told_apart(members, settings) if len(keyed) > 1 else {}
         for run in members:
-            parts = [_label_value(k, run.config.get(k)) for k in varying]
-            labels[run.run_dir] = preset + (f" ({', '.join(parts)})" if parts else "")
+            labels[run.run_dir] = " · ".join([label, *told_apart.get(run.run_dir, [])])
     return labels
+
+
+def _told_apart(runs: Sequence[RunEvals], settings: dict[Path, RunSetting]
+                ) -> dict[Path, list[str]]:
+    """For settings whose labels read alike: what each run differs in from the others."""
+    parts = {}
+    for run in runs:
+        setting = settings[run.run_dir]
+        frames = setting.frames
+        parts[run.run_dir] = {
+            "frames": f"{plots.compact_number(frames)} frames" if frames else "budget ?",
+            "protocol": f"protocol={setting.protocol}",
+            **{k: f"{k}={value_text(v)}" for k, v in json.loads(setting.fields).items()},
+        }
+    keys = list(dict.fromkeys(k for p in parts.values() for k in p))
+    varying = [k for k in keys if len({p.get(k, f"{k}=?") for p in parts.values()}) > 1]
+    return {run: [p.get(k, f"{k}=?") for k in varying] for run, p in parts.items()}
 
 
 def _groups(runs: Sequence[RunEvals], labels: dict[Path, str]) -> dict[str, list[RunEvals]]:
@@ -152,6 +148,50 @@ def _groups(runs: Sequence[RunEvals], labels: dict[Path, str]) -> dict[str, list
     for run in runs:
         groups.setdefault(labels[run.run_dir], []).append(run)
     return groups
+
+
+def _groups_section(runs: Sequence[RunEvals], files: ReportFiles, labels: dict[Path, str],
+                    settings: dict[Path, RunSetting]) -> list[str]:
+    """The report's header: what ran in each group, in full."""
+    header = ["group", "preset", "scale", "learning", "protocol", "changes", "runs", "seeds",
+              "envs", "budget_frames", "final_eval_frames_min", "final_eval_frames_max"]
+    rows, md_rows = [], []
+    for label, group in _groups(runs, labels).items():
+        setting = settings[group[0].run_dir]
+        seeds = sorted({r.seed for r in group})
+        envs = list(dict.fromkeys(_env_title(r.env) for r in group))
+        evaluated = sorted(r.final.frames for r in group)
+        rows.append([label, setting.preset, setting.scale, setting.learning,
+                     setting.protocol or "", setting.differences(), len(group),
+                     " ".join(map(str, seeds)), " ".join(envs), setting.frames or "",
+                     evaluated[0], evaluated[-1]])
+        # Three digits: an evaluation lands a window past its mark (3,000,320 frames: 3M).
+        shown = [plots.compact_number(float(f"{f:.3g}")) for f in (evaluated[0], evaluated[-1])]
+        md_rows.append([
+            label, setting.preset, setting.scale, setting.learning, setting.protocol or "—",
+            setting.differences(), ", ".join(envs), ", ".join(map(str, seeds)),
+            plots.compact_number(setting.frames) if setting.frames else "?",
+            shown[0] if shown[0] == shown[1] else f"{shown[0]}–{shown[1]}",
+        ])
+    files.csv("groups.csv", header, rows)
+    return [
+        "## What ran",
+        "",
+        "One group per setting: its runs share the preset (`--preset`), the scale (`--scale`), "
+        "the learning (`--learning`), the ALE protocol, the frame budget and every field "
+        "changed on top of them (`--set`, `--search`); they differ only in their seed and "
+        "where and how they ran. *Changed* lists, as `--set` takes them, the fields in which the runs' config.json "
+        "differs from what this gdi resolves the preset, scale and learning to (a field added "
+        "since an older run was written counts at the value the run had). The group's name "
+        "in the tables and figures below is its label. Numbers: `groups.csv`.",
+        "",
+        markdown.table(
+            ["Group", "Preset", "Scale", "Learning", "Protocol", "Changed (`--set`)", "Environments",
+             "Seeds", "Budget", "Final evaluation at"],
+            md_rows,
+            align_left=7,
+        ),
+    ]
 
 
 def seed_finals(group: Sequence[RunEvals]) -> np.ndarray:
@@ -283,7 +323,8 @@ def _raw_section(
     return text
 
 
-def _runs_section(runs: Sequence[RunEvals], files: ReportFiles) -> list[str]:
+def _runs_section(runs: Sequence[RunEvals], files: ReportFiles, labels: dict[Path, str]
+                  ) -> list[str]:
     header = [
         "group",
         "env",
@@ -300,7 +341,7 @@ def _runs_section(runs: Sequence[RunEvals], files: ReportFiles) -> list[str]:
     ]
     rows = [
         [
-            r.preset,
+            labels[r.run_dir],
             r.env,
             r.seed,
             r.name,
@@ -320,7 +361,7 @@ def _runs_section(runs: Sequence[RunEvals], files: ReportFiles) -> list[str]:
         [
             r.name,
             r.env,
-            r.preset,
+            labels[r.run_dir],
             r.final.path.name,
             r.seed,
             f"{r.final.frames:,}",
@@ -337,7 +378,7 @@ def _runs_section(runs: Sequence[RunEvals], files: ReportFiles) -> list[str]:
             [
                 "Run",
                 "Env",
-                "Preset",
+                "Group",
                 "Final eval file",
                 "Seed",
                 "Frames",
@@ -432,8 +473,10 @@ def write_report(
         f"environments. Figures are PNG files beside this report; every number shown is in the "
         f"CSV files beside it.\n"
     )
-    text += _runs_section(runs, files)
-    labels = group_labels(runs)
+    settings = group_settings(runs)
+    labels = group_labels(runs, settings)
+    text += _groups_section(runs, files, labels, settings)
+    text += _runs_section(runs, files, labels)
     text += _curves_section(runs, files, labels, reps=reps, seed=seed)
     if atari:
         text.append(write_atari_section(_groups(atari, labels), compare_ids, files, reps=reps,

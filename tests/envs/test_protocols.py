@@ -61,5 +61,5 @@ def test_the_report_prints_each_runs_protocol(tmp_path):
     assert [(r["run"], r["protocol"]) for r in rows] == [("run0", "paper"), ("run1", "machado")]
     labels = group_labels([load_run(run) for run in runs])
     assert [labels[run] for run in runs] == [  # never seeds of one agent
-        "gdi-i3 (protocol=paper)", "gdi-i3 (protocol=machado)"]
+        "gdi-i3 · ale · paper", "gdi-i3 · ale · paper · protocol=machado"]
     assert "| machado |" in report.markdown.read_text()

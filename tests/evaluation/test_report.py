@@ -4,6 +4,7 @@ numbers."""
 
 import csv
 import json
+from pathlib import Path
 
 import pytest
 from matplotlib.image import imread
@@ -20,6 +21,10 @@ FINALS = {
     ("ale:Pong", 0): 10.0,
     ("ale:Pong", 1): 14.0,
 }
+#: The groups of the runs below, whose config.json names only the preset: the scale their
+#: environment kind's, the paper's learning, nothing changed (gdi.presets.setting).
+ALE_GROUP = "gdi-i3 · ale · paper"
+MINATAR_GROUP = "gdi-i3 · minatar · paper"
 
 
 def make_run(root, env, seed, final, *, frames=(500_000, 1_000_000, 1_500_000, 2_000_000)):
@@ -77,7 +82,7 @@ def test_files_written(report):
         "report.md", "final_returns.csv", "learning_curves.csv", "learning_curves_band.csv",
         "learning_curves.png", "atari_per_game.csv", "hns_per_game.png", "hwrns_per_game.png",
         "saber_per_game.png", "atari_aggregates.csv", "atari_summary.csv", "efficiency.png",
-        "efficiency.csv", "final_returns_summary.csv", "evaluated_later.csv",
+        "efficiency.csv", "final_returns_summary.csv", "evaluated_later.csv", "groups.csv",
     }  # fmt: skip
     for path in report.files:
         assert path.is_file() and path.stat().st_size > 0, path
@@ -117,9 +122,9 @@ def test_per_game_markdown_equals_csv(report):
     rows = {(r["source"], r["game"]): r for r in _csv(report, "atari_per_game.csv")}
     # Breakout run mean over seeds, the runs' own final evaluations (not seed 0's later
     # `gdi evaluate` of 310): (300 + 340) / 2; HNS = (320 - 1.7) / (30.5 - 1.7).
-    assert float(rows[("gdi-i3", "Breakout")]["raw_mean"]) == 320.0
-    assert_close(float(rows[("gdi-i3", "Breakout")]["hns_pct_mean"]), 100 * 318.3 / 28.8)
-    sources = ["gdi-i3", "Rainbow", "Agent57", "GDI-I³"]
+    assert float(rows[(ALE_GROUP, "Breakout")]["raw_mean"]) == 320.0
+    assert_close(float(rows[(ALE_GROUP, "Breakout")]["hns_pct_mean"]), 100 * 318.3 / 28.8)
+    sources = [ALE_GROUP, "Rainbow", "Agent57", "GDI-I³"]
     for heading, column in (
         ("### Raw score", "raw_mean"),
         ("### HNS (%)", "hns_pct_mean"),
@@ -143,9 +148,9 @@ def test_aggregate_markdown_equals_csv(report):
         (r["source"], r["metric"], r["statistic"]): r for r in _csv(report, "atari_aggregates.csv")
     }
     table = table_after(text, "HNS (%):")
-    assert [r[0] for r in table] == ["gdi-i3", "Rainbow", "Agent57", "GDI-I³"]
+    assert [r[0] for r in table] == [ALE_GROUP, "Rainbow", "Agent57", "GDI-I³"]
     for column, statistic in enumerate(("iqm", "mean", "median", "optimality_gap"), start=1):
-        run = rows[("gdi-i3", "HNS", statistic)]
+        run = rows[(ALE_GROUP, "HNS", statistic)]
         expected = (
             f"{float(run['point']):.2f} [{float(run['ci_low']):.2f}, {float(run['ci_high']):.2f}]"
         )
@@ -153,7 +158,7 @@ def test_aggregate_markdown_equals_csv(report):
         assert table[1][column] == f"{float(rows[('Rainbow', 'HNS', statistic)]['point']):.2f}"
     summary = {r["source"]: r for r in _csv(report, "atari_summary.csv")}
     table = table_after(text, "The statistics of the paper's")
-    assert [r[0] for r in table][:3] == ["gdi-i3", "GDI-I³", "GDI-H³"]
+    assert [r[0] for r in table][:3] == [ALE_GROUP, "GDI-I³", "GDI-H³"]
     for row in table:
         expected = summary[row[0]]
         assert row[3] == f"{float(expected['hwrb']):g}"
@@ -169,7 +174,8 @@ def test_aggregate_markdown_equals_csv(report):
             )
         ]
         assert row[10] == f"{float(expected['efficiency_mean_hns_pct_per_frame']):.3e}"
-    assert_close(float(summary["gdi-i3"]["mean_hns"]), float(rows[("gdi-i3", "HNS", "mean")]["point"]))
+    assert_close(float(summary[ALE_GROUP]["mean_hns"]),
+                 float(rows[(ALE_GROUP, "HNS", "mean")]["point"]))
 
 
 def test_minatar_is_reported_raw_with_the_reason(report):
@@ -177,7 +183,7 @@ def test_minatar_is_reported_raw_with_the_reason(report):
     assert "exist for the paper's 57 Atari games only" in text
     [row] = table_after(text, "Final return = mean return")
     [csv_row] = _csv(report, "final_returns_summary.csv")
-    assert row[:3] == ["minatar:breakout", "gdi-i3", "2"]
+    assert row[:3] == ["minatar:breakout", MINATAR_GROUP, "2"]
     assert (
         row[4]
         == f"{float(csv_row['mean']):.2f} [{float(csv_row['ci_low']):.2f}, {float(csv_row['ci_high']):.2f}]"
@@ -310,8 +316,7 @@ def test_runs_of_other_budgets_are_other_groups_never_more_seeds(tmp_path, capsy
     assert captured.err.strip() == f"skipped {empty}: an empty folder, not a gdi run folder"
     summary = list(csv.DictReader((tmp_path / "report" / "final_returns_summary.csv").open()))
     assert [(r["group"], r["n_seeds"]) for r in summary] == [
-        ("gdi-i3 (1M frames)", "1"), ("gdi-i3 (2M frames)", "1"),
-        ("gdi-i3 (3M frames)", "1"), ("gdi-i3 (4M frames)", "1")]
+        (f"{MINATAR_GROUP} · {budget}M frames", "1") for budget in (1, 2, 3, 4)]
     assert all(r["ci_low"] == r["mean"] == r["ci_high"] for r in summary)  # no CI across runs
 
 
@@ -330,9 +335,10 @@ def test_runs_with_other_settings_are_other_groups_named_by_the_difference(tmp_p
     capsys.readouterr()
     summary = list(csv.DictReader((tmp_path / "report" / "final_returns_summary.csv").open()))
     # Where and how a run ran (backend, threads) does not split a group, nor a field that an
-    # older config.json lacks (pg_clip); what it learns does.
+    # older config.json lacks at the value it had then (pg_clip); what it learns does, named
+    # as --set takes it where it differs from the preset's (the MinAtar scale's 5e-4).
     assert sorted((r["group"], r["n_seeds"]) for r in summary) == [
-        ("gdi-i3 (learning_rate=0.0005)", "2"), ("gdi-i3 (learning_rate=0.001)", "2")]
+        (MINATAR_GROUP, "2"), (f"{MINATAR_GROUP} · learning_rate=0.001", "2")]
 
 
 def test_a_seed_run_twice_counts_once(tmp_path):
@@ -377,9 +383,9 @@ def test_training_return_is_drawn_beside_the_evaluations_and_one_point_is_marked
     monkeypatch.setattr(plots, "learning_curves",
                         lambda panels, path: drawn.extend(panels) or real(panels, path))
     report = write_report([run], tmp_path / "report", reps=10)
-    (training,) = drawn[0].training["gdi-i3"]
+    (training,) = drawn[0].training[MINATAR_GROUP]
     assert training.frames.tolist() == [5_000, 10_000]
-    assert plots._marker(drawn[0].runs["gdi-i3"][0]) == {"marker": "o", "markersize": 3.5}
+    assert plots._marker(drawn[0].runs[MINATAR_GROUP][0]) == {"marker": "o", "markersize": 3.5}
     assert "dotted, each run's training return" in report.markdown.read_text()
     rows = list(csv.DictReader((report.out_dir / "training_returns.csv").open()))
     assert [(r["frames"], r["training_return"]) for r in rows] == [("5000", "1.0"),
@@ -387,8 +393,8 @@ def test_training_return_is_drawn_beside_the_evaluations_and_one_point_is_marked
 
 
 def test_runs_of_two_learnings_are_named_by_the_learning_not_its_fields(tmp_path, capsys):
-    # `--learning policy-head` sets five fields; a group is labelled by the name wherever runs of
-    # one learning agree on them, and a field that also varies within a learning stays named.
+    # `--learning policy-head` sets five fields; a group is labelled by the learning's name, and
+    # a field changed on top of it is named beside it.
     from gdi.presets import LEARNINGS
 
     head = LEARNINGS["policy-head"]
@@ -408,13 +414,80 @@ def test_runs_of_two_learnings_are_named_by_the_learning_not_its_fields(tmp_path
     capsys.readouterr()
     summary = list(csv.DictReader((tmp_path / "a-report" / "final_returns_summary.csv").open()))
     assert sorted((r["group"], r["n_seeds"]) for r in summary) == [
-        ("gdi-i3 (learning=paper)", "2"), ("gdi-i3 (learning=policy-head)", "2")]
+        ("gdi-i3 · minatar · paper", "2"), ("gdi-i3 · minatar · policy-head", "2")]
     # A head run with its own entropy term: the field is named beside the learning.
     runs.append(run("e", 2, 25.0, "policy-head", {**head, "entropy_scale": 0.0}))
     cli.main(["report", *map(str, runs), "--reps", "10", "--out", str(tmp_path / "b-report")])
     capsys.readouterr()
     summary = list(csv.DictReader((tmp_path / "b-report" / "final_returns_summary.csv").open()))
     assert sorted(r["group"] for r in summary) == [
-        "gdi-i3 (entropy_scale=0.0, learning=paper)",
-        "gdi-i3 (entropy_scale=0.0, learning=policy-head)",
-        "gdi-i3 (entropy_scale=0.1, learning=policy-head)"]
+        "gdi-i3 · minatar · paper", "gdi-i3 · minatar · policy-head",
+        "gdi-i3 · minatar · policy-head · entropy_scale=0"]
+
+
+#: Committed records of two ale-cpu runs on Space Invaders (read only): seed 0 ran before
+#: policy-head-ale had its entropy floor (its config.json has no entropy_floor), seed 1 with it.
+RECORDS = Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "ale-games"
+NO_FLOOR, FLOOR = "SpaceInvaders-head-ale-0", "SpaceInvaders-head-ale-floor-1"
+
+
+def ale_cpu_run(root, name, seed, final, **changes):
+    """A run folder with the config.json of an ale-cpu, policy-head-ale run (FLOOR's), its seed
+    and ``changes`` (as --set would have made them), and two evaluations."""
+    config = json.loads((RECORDS / FLOOR / "config.json").read_text())
+    run = root / name
+    run.mkdir(parents=True)
+    (run / "config.json").write_text(json.dumps({**config, "seed": seed, "name": name,
+                                                 **changes}))
+    for frames in (3_000_000, 6_000_000):
+        write_eval_file(run, periodic_eval_name(frames), checkpoint=f"ckpt-{frames}",
+                        frames=frames, env=config["env"], policy="greedy", seed=seed,
+                        episodes=[{"return": final * frames / 6e6, "frames": 900, "seed": 0}])
+    return run
+
+
+def test_an_ale_cpu_report_names_scale_learning_and_each_set_change(tmp_path, capsys):
+    # Issue 71: an ale-cpu run was labelled `gdi-i3` beside the paper's GDI-I³, with neither
+    # its scale nor its learning anywhere in report.md.
+    runs = [ale_cpu_run(tmp_path, "a", 0, 300.0), ale_cpu_run(tmp_path, "b", 1, 320.0),
+            ale_cpu_run(tmp_path, "c", 0, 200.0, learning_rate=1e-3)]
+    cli.main(["report", *map(str, runs), "--reps", "10", "--out", str(tmp_path / "report")])
+    capsys.readouterr()
+    text = (tmp_path / "report" / "report.md").read_text()
+    plain = "gdi-i3 · ale-cpu · policy-head-ale"
+    changed = f"{plain} · learning_rate=0.001"
+    header = table_after(text, "One group per setting")
+    assert header == [
+        [plain, "gdi-i3", "ale-cpu", "policy-head-ale", "paper", "—", "Space Invaders", "0, 1",
+         "6M", "6M"],
+        [changed, "gdi-i3", "ale-cpu", "policy-head-ale", "paper", "learning_rate=0.001",
+         "Space Invaders", "0", "6M", "6M"]]
+    assert text.index("## What ran") < text.index("## Runs")  # the report's header
+    groups = list(csv.DictReader((tmp_path / "report" / "groups.csv").open()))
+    assert [(g["group"], g["seeds"], g["changes"]) for g in groups] == [
+        (plain, "0 1", "—"), (changed, "0", "learning_rate=0.001")]
+    # Each group's label in the per-game table, beside (never as) the paper's GDI-I³.
+    columns = next(line for line in text.splitlines() if line.startswith("| Game |"))
+    assert f"| {plain} | {changed} |" in columns and "| GDI-I³ |" in columns
+    finals = list(csv.DictReader((tmp_path / "report" / "final_returns.csv").open()))
+    assert [r["group"] for r in finals] == [plain, plain, changed]
+
+
+def test_runs_with_and_without_the_entropy_floor_are_never_one_group(tmp_path):
+    # The committed records: seed 0's config.json predates entropy_floor, so it ran without
+    # the floor that policy-head-ale sets today; a field that an older config lacks is
+    # compared at the value it had then (gdi.config.FIELDS_ADDED_LATER), not passed over.
+    import shutil
+
+    runs = []
+    for name in (NO_FLOOR, FLOOR):
+        (tmp_path / name).mkdir()
+        shutil.copy(RECORDS / name / "config.json", tmp_path / name)
+        shutil.copytree(RECORDS / name / "eval", tmp_path / name / "eval")
+        runs.append(tmp_path / name)
+    report = write_report(runs, tmp_path / "report", reps=10)
+    groups = list(csv.DictReader((report.out_dir / "groups.csv").open()))
+    assert [(g["group"], g["scale"], g["learning"], g["changes"], g["seeds"]) for g in groups] == [
+        ("gdi-i3 · ale-cpu · policy-head-ale · entropy_floor=0", "ale-cpu", "policy-head-ale",
+         "entropy_floor=0", "0"),
+        ("gdi-i3 · ale-cpu · policy-head-ale", "ale-cpu", "policy-head-ale", "—", "1")]

@@ -23,7 +23,7 @@ from importlib import metadata
 from pathlib import Path
 
 from gdi.atomic import StorageError, atomic_write, why_not_writable, write_text
-from gdi.config import LABELS_DERIVED_ON_LOAD, Config
+from gdi.config import FIELDS_ADDED_LATER, LABELS_DERIVED_ON_LOAD, Config
 
 PROVENANCE_PACKAGES = ("gdi-rl", "torch", "ale-py", "gymnasium", "minatar", "numpy")
 
@@ -57,42 +57,6 @@ def provenance() -> dict:
 LOCK_FILE = ".lock"
 #: What config.json holds beside the Config's fields.
 RECORD_EXTRAS = ("name", "env_settings", "provenance")
-
-#: Config fields added after run folders were first written, each with the value that gives
-#: the behaviour runs had before the field existed (checkpoint_every_frames: today's default;
-#: before it, only checkpoint_every_s bounded the work a crash loses). Only these are filled in
-#: when a config.json lacks them (they say where and how a run runs, never what it learns, but
-#: for torso_init, whose fill-in is what runs before it did); any other missing field is an
-#: error.
-FIELDS_ADDED_LATER = {
-    "ray_address": "",
-    "ray_cpus_per_actor": 1.0,
-    "ray_placement": "spread",
-    "actor_failures_max": 3,
-    "actor_failure_window_s": 600.0,
-    "actor_timeout_s": 300.0,  # before it, a hung actor was waited for forever
-    "skipped_updates_max": 100,
-    "checkpoint_every_frames": 1_000_000,
-    "learner_compile": False,
-    "actor_device": "cpu",  # before it, actors always acted on the CPU
-    # What runs had before the field: he for nature (since He initialization came in, before
-    # any recorded nature run but the one in benchmarks/results/ale-cpu/breakout-default-init-0,
-    # whose config.json says pytorch), PyTorch's default for the others.
-    "torso_init": "auto",
-    "q_loss_trains_value": True,  # before it, L_Q always reached V through Q = Ā + V
-    "pg_advantage_norm": "none",  # before it, ρ_s δ weighed log π as V-trace gave it
-    "pg_clip": 0.0,  # before it, the V-trace policy gradient, no clipped surrogate
-    "wandb_project": "",  # before it, no run went to Weights & Biases
-    "protocol": "paper",  # before it, the paper's ALE settings (env_overrides on top)
-    "policy_head": "advantage",  # before it, π_λ always read A (the paper)
-    "core": "lstm",  # before it, every network had the paper's LSTM
-    "clip_pg_rho": None,  # before it, the policy gradient's ρ was truncated at ρ̄ (the paper)
-    "trace_lambda": 1.0,  # before it, traces were cut by c̄ only (the paper)
-    "input_norm": "none",  # before it, observations entered the torso as scaled (the paper)
-    "value_norm": "none",  # before it, the A and V heads spoke in the returns' units (the paper)
-    "entropy_floor": 0.0,  # before it, no floor on π_λ's entropy
-    "entropy_floor_scale": 1.0,  # (its weight, read only with a floor)
-}
 
 
 def create_run_dir(path: Path) -> Path:
