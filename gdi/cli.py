@@ -10,7 +10,7 @@ import os
 import sys
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Union
 
 import tyro
 from tyro.conf import Positional
@@ -223,9 +223,41 @@ def _train(preset, env, scale, learning, search, frames, seed, backend, set, run
     )
     if config.env != env:  # the config stores the canonical spec (gdi.envs.canonical_spec)
         print(f"environment {env!r} is stored as its canonical spec {config.env!r}")
+    note = paper_scale_note(config)
+    if note:
+        print(note, file=sys.stderr)
     if stop.requested:
         return None
     return run_training(config, run_dir, stop=stop)
+
+
+#: Frames/s of the paper's Atari scale with its learner on a 2-core CPU
+#: (docs/benchmark-summary.md: one learner step of batch 64 takes ~64 s).
+PAPER_SCALE_CPU_FPS = 80
+
+
+def paper_scale_note(config) -> str | None:
+    """One line when a new run at the paper's Atari scale (the ``ale`` scale, the default on
+    ``ale:`` environments) would learn on a CPU: its learner is sized for a GPU. It names
+    ``--scale ale-cpu``, the same algorithm sized for a CPU, and on a machine with CUDA the
+    learner_device that uses it. None otherwise."""
+    import torch
+
+    from gdi.runtime.components import resolve_device
+
+    if config.scale != "ale" or resolve_device(config.learner_device) != "cpu":
+        return None
+    hours = config.frames / PAPER_SCALE_CPU_FPS / 3600
+    takes = f"{hours / 24:.0f} days" if hours >= 48 else f"{hours:.0f} hours" if hours >= 2 \
+        else f"{hours * 60:.0f} minutes"
+    where, instead = ("this machine's CPU (no CUDA)", "--scale ale-cpu runs the same algorithm "
+                      "sized for a CPU") if not torch.cuda.is_available() else \
+        (f"the CPU (learner_device={config.learner_device})", "--set learner_device=cuda "
+         "learns on this machine's GPU (docs/scaling.md), --scale ale-cpu sizes it for a CPU")
+    return (f"note: {config.env} at the paper's scale ({config.num_actors} actors × "
+            f"{config.envs_per_actor} environments, {config.torso} torso, batch "
+            f"{config.batch_size}) learns on {where}: at the ~{PAPER_SCALE_CPU_FPS} frames/s "
+            f"of 2 cores, {config.frames:,} frames take about {takes}; {instead}")
 
 
 def _write_run_report(run_dir: Path) -> None:
@@ -287,23 +319,60 @@ def config(preset: str = RunSpec.preset, env: str = RunSpec.env, scale: str | No
                       + "; ".join(f"{k} {a!r} → {b!r}" for k, (a, b) in changed.items()))
 
 
+def keeps_words(console, renderable, texts: list[str]) -> bool:
+    """Whether ``renderable``, printed at ``console``'s width, shows every word of ``texts``
+    whole on one line (rich breaks a word that is wider than its column)."""
+    import io
+
+    from rich.console import Console
+
+    plain = Console(file=io.StringIO(), width=console.width, color_system=None)
+    plain.print(renderable)
+    lines = plain.file.getvalue().splitlines()
+    return all(any(word in line for line in lines) for text in texts for word in text.split())
+
+
+def fitted_table(console, rows: list[dict[str, str]], **title_and_caption: str):
+    """``rows`` (one dict per row, the same keys) as a rich table that keeps every word whole
+    at ``console``'s width: a column per key where that fits, else a block per row (its first
+    value, then each other key and its value on a line of their own), which fits 80 columns."""
+    from rich.table import Table
+
+    texts = [text for row in rows for text in row.values()]
+    wide = Table(**title_and_caption, caption_justify="left")
+    for column in rows[0]:
+        wide.add_column(column, overflow="fold")
+    for row in rows:
+        wide.add_row(*row.values())
+    if keeps_words(console, wide, texts):
+        return wide
+    from rich.table import Column
+
+    first, *others = rows[0]
+    longest = max(len(word) for key in others for word in key.split())
+    table = Table(first, Column("", max_width=max(longest, 16)), "", **title_and_caption,
+                  caption_justify="left")
+    for row in rows:
+        for i, key in enumerate(others):
+            table.add_row(row[first] if i == 0 else "", key, row[key],
+                          end_section=i == len(others) - 1)
+    return table
+
+
 def scales() -> None:
     """List the scales (`gdi train --scale NAME`): the knobs a preset takes from where it runs
     (torso, LSTM, batch, sequences, actors), never the algorithm; what each changes from its
     environment kind's default."""
     from rich.console import Console
-    from rich.table import Table
 
     from gdi.presets import SCALE_KINDS, SCALE_NOTES, scale_differences
 
-    table = Table(title="gdi scales")
-    for column in ("scale", "for", "what it is", "changes from the kind's default"):
-        table.add_column(column, overflow="fold")
-    for name, kind in SCALE_KINDS.items():
-        changed = scale_differences(name)
-        table.add_row(name, f"{kind}:", SCALE_NOTES[name],
-                      ", ".join(f"{k}={b!r}" for k, (_, b) in changed.items()) or "—")
-    Console().print(table)
+    rows = [{"scale": name, "for": f"{kind}:", "what it is": SCALE_NOTES[name],
+             "changes from the kind's default": ", ".join(
+                 f"{k}={b!r}" for k, (_, b) in scale_differences(name).items()) or "—"}
+            for name, kind in SCALE_KINDS.items()]
+    console = Console()
+    console.print(fitted_table(console, rows, title="gdi scales"))
 
 
 def presets() -> None:
@@ -311,23 +380,16 @@ def presets() -> None:
     category, π_λ, Λ, P_Λ⁽⁰⁾, E and T; then the readings of T a preset can run with
     (`gdi train --learning NAME`) and the scales that take each by default."""
     from rich.console import Console
-    from rich.table import Table
 
     from gdi.presets import index_set_note, learning_table, preset_table
 
-    def table_of(rows: list[dict[str, str]], **title_and_caption: str) -> Table:
-        table = Table(**title_and_caption)
-        for column in rows[0]:
-            table.add_column(column, overflow="fold")
-        for row in rows:
-            table.add_row(*row.values())
-        return table
-
     console = Console()
-    console.print(table_of(
-        preset_table(), title="gdi presets (paper Tab. \"Summary of Algorithms of Ablation Study\")",
+    console.print(fitted_table(
+        console, preset_table(),
+        title="gdi presets (paper Tab. \"Summary of Algorithms of Ablation Study\")",
         caption=index_set_note()))
-    console.print(table_of(learning_table(), title="readings of T (gdi train --learning NAME)"))
+    console.print(fitted_table(console, learning_table(),
+                               title="readings of T (gdi train --learning NAME)"))
 
 
 def evaluate(
@@ -339,13 +401,15 @@ def evaluate(
     policy: Literal[tuple(EVALUATION_POLICIES)] = POPULATION,
     allow_foreign_checkpoint: bool = False,
     fixed_lambda: tuple[float, ...] | None = None,
+    out: Path | None = None,
 ) -> None:
     """Play evaluation episodes with a run's checkpoint on fresh environments (raw,
     undiscounted returns, the paper's episode cap) and write eval/<checkpoint>.json
-    (eval_<policy>/<checkpoint>.json with another --policy, which reports do not read).
+    (eval_<policy>/<checkpoint>.json with another --policy, which reports do not read). A
+    bundle of `gdi export` is never written into: its evaluations go to --out.
 
     Args:
-        run: The run folder.
+        run: The run folder, or a bundle of `gdi export`.
         checkpoint: latest, or a checkpoint file's path.
         episodes: Evaluation episodes, one environment each, distinct seeds; the default is
             the paper's number (config field eval_episodes).
@@ -361,21 +425,93 @@ def evaluate(
             under RUN anyway (refused otherwise: they would pass for RUN's own).
         fixed_lambda: With --policy fixed, the λ to play, one number per coordinate of the
             run's policy space (GDI-I³: 1/τ₁ 1/τ₂ ε, e.g. --fixed-lambda 3 3 0.5).
+        out: With a bundle: the folder its evaluations go to, beside a copy of its
+            config.json, so that `gdi report OUT` reads them (default
+            evaluations/<bundle name>/). A run's evaluations stay in the run.
     """
+    import shutil
+
     from rich.progress import Progress
 
-    from gdi.agent import evaluate_checkpoint
+    from gdi.agent import evaluate_checkpoint, resolve_checkpoint
 
-    with Progress(transient=True) as progress:
-        task = progress.add_task("evaluating", total=episodes)
-        path, results = evaluate_checkpoint(
-            run, checkpoint, episodes, envs, seed,
-            on_episode=lambda: progress.advance(task), policy=policy,
-            allow_foreign_checkpoint=allow_foreign_checkpoint, fixed_lambda=fixed_lambda,
-        )
+    made = bundle = None
+    if is_bundle(run):
+        # The bundle's checkpoint, checked as the bundle's own, played from the folder its
+        # evaluations go to.
+        _, path, _ = resolve_checkpoint(run, checkpoint, allow_foreign=allow_foreign_checkpoint)
+        folder, made = bundle_evaluation_folder(run, out)
+        bundle, run, checkpoint, allow_foreign_checkpoint = run, folder, str(path.resolve()), True
+    elif out is not None:
+        raise ValueError(f"--out {out}: a run's evaluations are filed in the run ({run}/eval, "
+                         "which its reports read); allowed: --out with a bundle of gdi export")
+    try:
+        with Progress(transient=True) as progress:
+            task = progress.add_task("evaluating", total=episodes)
+            path, results = evaluate_checkpoint(
+                run, checkpoint, episodes, envs, seed,
+                on_episode=lambda: progress.advance(task), policy=policy,
+                allow_foreign_checkpoint=allow_foreign_checkpoint, fixed_lambda=fixed_lambda,
+            )
+    except BaseException:
+        if made is not None and made.is_dir():  # made for an evaluation that was not written
+            shutil.rmtree(made, ignore_errors=True)
+        elif made is not None:
+            made.unlink(missing_ok=True)
+        raise
     returns = [r["return"] for r in results]
+    if bundle is not None:
+        print(f"{bundle} is a bundle of `gdi export`, kept as exported: its evaluations go to "
+              f"{run} (--out)")
     print(f"{len(returns)} episodes: mean return {sum(returns) / len(returns):.2f} "
           f"(min {min(returns):.2f}, max {max(returns):.2f}) -> {path}")
+
+
+#: Where `gdi evaluate BUNDLE` files a bundle's evaluations unless --out: <this>/<bundle name>.
+BUNDLE_EVALUATIONS = Path("evaluations")
+
+
+def is_bundle(folder: Path) -> bool:
+    """Whether ``folder`` is a bundle of `gdi export` (its model card, no training rows): read,
+    never written into."""
+    card = Path(folder) / "README.md"
+    if not card.is_file() or (Path(folder) / "metrics.jsonl").exists():
+        return False
+    front = b"---\nlibrary_name: gdi\n"  # gdi.export.model_card's first lines
+    with card.open("rb") as handle:
+        return handle.read(len(front)) == front
+
+
+def bundle_evaluation_folder(bundle: Path, out: Path | None) -> tuple[Path, Path | None]:
+    """The folder a bundle's evaluations go to (``out``, default
+    ``BUNDLE_EVALUATIONS/<bundle name>``) with the bundle's config.json in it, so that it reads
+    as a run folder; and what was made for it now (a folder, or the config.json in an empty
+    one; None when it held them already). A folder that holds anything else is refused."""
+    from gdi.atomic import StorageError, why_not_writable
+
+    out = Path(out) if out is not None else BUNDLE_EVALUATIONS / Path(bundle).resolve().name
+    config = (Path(bundle) / "config.json").read_bytes()
+    if (out / "metrics.jsonl").exists() or (out / "checkpoints").exists():
+        raise FileExistsError(f"{out} is a run folder or a bundle; allowed: a new folder or one "
+                              f"that holds evaluations of {bundle} (--out)")
+    if (out / "config.json").is_file():
+        if (out / "config.json").read_bytes() != config:
+            raise FileExistsError(f"{out} holds the config.json of another run; allowed: a new "
+                                  f"folder or one that holds evaluations of {bundle} (--out)")
+        return out, None
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise FileExistsError(f"{out} exists and holds no evaluations of {bundle}; allowed: a "
+                              "new folder or one that does (--out)")
+    # What to take back if no evaluation comes: the first folder made, or the config.json.
+    made = next((p for p in reversed((out, *out.parents)) if not p.exists()),
+                out / "config.json")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "config.json").write_bytes(config)
+    except OSError as err:
+        raise StorageError(f"cannot write the evaluation in {out}: "
+                           f"{why_not_writable(out, err)}; nothing was done") from None
+    return out, made
 
 
 def enjoy(
@@ -584,12 +720,17 @@ def analyze_richness(
     print(f"wrote {written.figure}, {written.numbers}, {written.embedding}")
 
 
-# `gdi analyze <analysis>`: a nested subcommand (tyro builds one from a union of constructors;
-# the suppressed None member lets the union hold a single analysis).
-AnalyzeCommand = (
-    Annotated[Any, tyro.conf.subcommand(name="richness", constructor=analyze_richness)]
-    | Annotated[None, tyro.conf.Suppress]
-)
+def _subcommands(constructors: dict) -> tuple:
+    """A nested subcommand's members, one per name → function (tyro builds one from a union of
+    constructors)."""
+    return tuple(Annotated[Any, tyro.conf.subcommand(name=name, constructor=function)]
+                 for name, function in constructors.items())
+
+
+#: `gdi analyze <analysis>`'s analyses.
+ANALYSES = {"richness": analyze_richness}
+# The suppressed None member lets the union hold a single analysis.
+AnalyzeCommand = Union[(*_subcommands(ANALYSES), Annotated[None, tyro.conf.Suppress])]
 
 
 def analyze(command: tyro.conf.OmitArgPrefixes[AnalyzeCommand]) -> None:
@@ -657,20 +798,46 @@ def benchmark_status(grid: Positional[Path]) -> None:
     from gdi.benchmark.state import grid_states
 
     chosen = load_grid(grid)
-    table = Table(title=f"{grid}: target {chosen.target:,} frames")
-    for column in ("setting", "env", "seed", "state", "frames", "folder"):
-        table.add_column(column, overflow="fold")
+    states = grid_states(chosen)
     counts: dict[str, int] = {}
-    for state in grid_states(chosen):
+    rows = []
+    for state in states:
         counts[state.state] = counts.get(state.state, 0) + 1
-        shown = state.state + (f" (PID {state.holder})" if state.holder else "")
         frames = f"{state.frames:,}" if state.frames or not state.kept_frames else \
             f"{state.kept_frames:,} kept"  # records of a run whose folder is not here
-        table.add_row(state.cell.setting.name, state.cell.env, str(state.cell.seed), shown,
-                      frames, str(state.source or state.cell.folder))
+        rows.append([state.cell.setting.name, state.cell.env, str(state.cell.seed),
+                     state.state + (f" (PID {state.holder})" if state.holder else ""), frames,
+                     _shown_path(state.source or state.cell.folder)])
     console = Console()
-    console.print(table)
+
+    def table(columns: tuple[str, ...]) -> Table:
+        shown = Table(title=f"{grid}: target {chosen.target:,} frames")
+        for column in columns:
+            shown.add_column(column, overflow="fold")
+        for row in rows:
+            shown.add_row(*row[:len(columns)])
+        return shown
+
+    columns = ("setting", "env", "seed", "state", "frames", "folder")
+    wide = table(columns)
+    if keeps_words(console, wide, [text for row in rows for text in row]):
+        console.print(wide)
+    else:  # the folders do not fit beside the rest: where each setting's are, after the table
+        console.print(table(columns[:-1]))
+        for setting in chosen.settings:
+            mine = [state for state in states if state.cell.setting is setting]
+            places = [("run folders", [s.cell.folder for s in mine]),
+                      ("records kept", [s.cell.records for s in mine if s.cell.records])]
+            console.print(f"{setting.name}: " + "; ".join(
+                f"{what} in {_shown_path(Path(os.path.commonpath(folders)))}"
+                for what, folders in places if folders), highlight=False)
     console.print(", ".join(f"{n} {name}" for name, n in counts.items()))
+
+
+def _shown_path(path: Path) -> str:
+    """``path`` relative to the current folder when it lies inside it, else as it is."""
+    relative = os.path.relpath(os.path.abspath(path))
+    return str(path) if relative.startswith("..") else relative
 
 
 def benchmark_report(
@@ -700,12 +867,10 @@ def benchmark_report(
                                            if written.figure else ""))
 
 
-# `gdi benchmark run|status|report GRID`, as `gdi analyze`.
-BenchmarkCommand = (
-    Annotated[Any, tyro.conf.subcommand(name="run", constructor=benchmark_run)]
-    | Annotated[Any, tyro.conf.subcommand(name="status", constructor=benchmark_status)]
-    | Annotated[Any, tyro.conf.subcommand(name="report", constructor=benchmark_report)]
-)
+#: `gdi benchmark run|status|report GRID`, as `gdi analyze`.
+BENCHMARK_COMMANDS = {"run": benchmark_run, "status": benchmark_status,
+                      "report": benchmark_report}
+BenchmarkCommand = Union[_subcommands(BENCHMARK_COMMANDS)]  # noqa: UP007 (a tuple of members)
 
 
 def benchmark(command: tyro.conf.OmitArgPrefixes[BenchmarkCommand]) -> Any:
@@ -761,6 +926,77 @@ def merged_option(args: list[str], option: str = "--set") -> list[str]:
     return merged
 
 
+def command_options(function) -> set[str]:
+    """The options a subcommand's ``function`` takes, as tyro spells them: ``--name`` with
+    hyphens or underscores, ``--no-name`` for a flag, ``--help``; no positional parameter."""
+    options = {"--help"}
+    for name, parameter in inspect.signature(function).parameters.items():
+        if "Positional" in str(parameter.annotation):
+            continue
+        for spelled in {name, name.replace("_", "-")}:
+            options.add(f"--{spelled}")
+            if isinstance(parameter.default, bool):
+                options.add(f"--no-{spelled}")
+    return options
+
+
+def unknown_option(args: list[str]) -> str | None:
+    """One line for the first ``--option`` that the subcommand in ``args`` does not take: the
+    config field it names as `--set field=value` (with the value typed), else the nearest
+    option, else the options there are. None when every option is known (or no subcommand is
+    named, or help is asked for): tyro then parses ``args``."""
+    nested = {"analyze": ANALYSES, "benchmark": BENCHMARK_COMMANDS}
+    if not args or args[0] not in _commands():
+        return None
+    command, function, rest = args[0], _commands()[args[0]], args[1:]
+    if command in nested:
+        if not rest or rest[0] not in nested[command]:
+            return None
+        command, function, rest = f"{command} {rest[0]}", nested[command][rest[0]], rest[1:]
+    if "--help" in rest or "-h" in rest:
+        return None
+    options = command_options(function)
+    for i, arg in enumerate(rest):
+        if arg == "--":  # what follows is not an option
+            return None
+        name, equals, value = arg.partition("=")
+        if not name.startswith("--") or name in options or name.startswith("--tyro-"):
+            continue
+        if not equals:
+            following = rest[i + 1] if i + 1 < len(rest) else ""
+            value = following if following and not following.startswith("--") else "VALUE"
+        import dataclasses
+        import difflib
+
+        from gdi.config import Config  # loads torch: only for an option that is not there
+
+        field = name[2:].replace("-", "_")
+        fields = [f.name for f in dataclasses.fields(Config)]
+        takes_set = "--set" in options
+        head = f"gdi {command} has no option {name}"
+        if takes_set and field.split(".")[0] in fields:
+            return (f"{head}; did you mean --set {field}={value}? (a config field: `gdi config` "
+                    "lists them)")
+        shown = sorted(o for o in options if "_" not in o and not o.startswith("--no-"))
+
+        def likeness(typed: str, real: str) -> float:  # a name's start counts as close
+            return 0.8 if real.startswith(typed) else \
+                difflib.SequenceMatcher(None, typed, real).ratio()
+
+        # (likeness, an option before a field alike, the name): fields with an option of
+        # their own (--env, --frames) are named by it.
+        near = max([(likeness(field, o[2:].replace("-", "_")), 1, o) for o in shown]
+                   + [(likeness(field, f), 0, f) for f in fields
+                      if takes_set and f"--{f.replace('_', '-')}" not in options])
+        if near[0] < 0.6:
+            return f"{head}; allowed: {', '.join(shown)}"
+        if near[1]:
+            return f"{head}; did you mean {near[2]}? (`gdi {command} --help` lists the options)"
+        return (f"{head}; did you mean --set {near[2]}={value}? (a config field: `gdi config` "
+                "lists them)")
+    return None
+
+
 def main(argv: list[str] | None = None) -> None:
     """Run one subcommand; exits with the command's code (`gdi train --help` lists them)."""
     from gdi.atomic import StorageError
@@ -775,6 +1011,9 @@ def main(argv: list[str] | None = None) -> None:
     if args in (["--version"], ["-V"]):
         print(f"gdi {gdi.__version__}")
         return
+    unknown = unknown_option(args)  # before tyro, whose answer is a box pointing at --help
+    if unknown:
+        _fail(ValueError(unknown), EXIT_USER_ERROR)
     try:
         code = tyro.extras.subcommand_cli_from_dict(
             _commands(),

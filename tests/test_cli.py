@@ -100,3 +100,197 @@ def test_a_reader_that_leaves_early_ends_the_command_without_a_trace(tmp_path):
     err = proc.stderr.read()
     assert proc.wait(timeout=120) == 141
     assert err == ""
+
+
+# --- issue 71, item 4: defaults and output ---------------------------------------------------
+
+
+def test_a_config_field_given_as_an_option_is_answered_with_its_set(capsys):
+    from tests.runtime.helpers import one_line_error
+
+    err = one_line_error(["train", "--env", "ale:Breakout", "--protocol", "machado"], capsys)
+    assert err == ("gdi: error: gdi train has no option --protocol; did you mean --set "
+                   "protocol=machado? (a config field: `gdi config` lists them)")
+    assert "--set protocol=machado?" in one_line_error(
+        ["config", "--protocol=machado"], capsys)  # the value typed after = as well
+    # A field by a name it only starts with, the value a placeholder when none was typed.
+    assert "did you mean --set wandb_project=VALUE?" in one_line_error(
+        ["train", "--wandb"], capsys)
+    assert "did you mean --set env_overrides.repeat_action_probability=0.25?" in one_line_error(
+        ["train", "--env-overrides.repeat-action-probability", "0.25"], capsys)
+
+
+@pytest.mark.parametrize("argv, answer", [
+    (["train", "--evn", "ale:Breakout"], "gdi train has no option --evn; did you mean --env?"),
+    (["train", "--frame", "100"], "did you mean --frames?"),  # the option, not --set frames
+    (["config", "--learnign", "paper"], "did you mean --learning?"),
+    (["benchmark", "run", "g.toml", "--paralel", "2"],
+     "gdi benchmark run has no option --paralel; did you mean --parallel?"),
+    (["train", "--lstm-unit", "64"], "did you mean --set lstm_units=64?"),
+    (["evaluate", "RUN", "--frames", "3"],  # no option near it, and no --set: the options
+     "gdi evaluate has no option --frames; allowed: --allow-foreign-checkpoint, --checkpoint, "),
+])
+def test_an_unknown_option_is_answered_with_the_nearest(argv, answer, capsys):
+    from tests.runtime.helpers import one_line_error
+
+    assert answer in one_line_error(argv, capsys)
+
+
+def test_set_and_every_real_option_still_reach_the_command(capsys):
+    import json
+
+    main(["config", "--env", "ale:Breakout", "--json", "--set", "protocol=machado"])
+    assert json.loads(capsys.readouterr().out)["protocol"] == "machado"
+
+
+def test_the_options_checked_are_those_each_command_takes():
+    """Every option a command's --help shows is one ``unknown_option`` lets through."""
+    from gdi.cli import ANALYSES, BENCHMARK_COMMANDS, _commands, command_options, unknown_option
+
+    commands = {name: f for name, f in _commands().items()
+                if name not in ("analyze", "benchmark")}
+    commands |= {f"analyze {n}": f for n, f in ANALYSES.items()}
+    commands |= {f"benchmark {n}": f for n, f in BENCHMARK_COMMANDS.items()}
+    for name, function in commands.items():
+        shown = subprocess.run([sys.executable, "-m", "gdi.cli", *name.split(), "--help"],
+                               capture_output=True, text=True, env={"COLUMNS": "200"}).stdout
+        starts = re.findall(r"^│ ((?:-h, )?--[a-z][a-z-]*(?:, --[a-z][a-z-]*)*)", shown, re.M)
+        options = {o for start in starts for o in re.findall(r"--[a-z][a-z-]*", start)}
+        assert options and options <= command_options(function), (name, options)
+        assert unknown_option([*name.split(), *sorted(options)]) is None, name
+
+
+def whole_words(text: str, cells: list[str], width: int = 80) -> list[str]:
+    """The words of ``cells`` that ``text`` does not show whole on one line, and any line wider
+    than ``width``."""
+    lines = text.splitlines()
+    broken = [word for cell in cells for word in cell.split()
+              if not any(word in line for line in lines)]
+    return broken + [line for line in lines if len(line) > width]
+
+
+def test_presets_and_scales_fit_80_columns_without_breaking_a_word(capsys, monkeypatch):
+    from gdi.presets import SCALE_KINDS, SCALE_NOTES, learning_table, preset_table
+
+    monkeypatch.setenv("COLUMNS", "80")
+    main(["presets"])
+    cells = [text for rows in (preset_table(), learning_table()) for row in rows
+             for text in (*row, *row.values())]
+    assert whole_words(capsys.readouterr().out, cells) == []
+    main(["scales"])
+    assert whole_words(capsys.readouterr().out, [*SCALE_KINDS, *SCALE_NOTES.values(),
+                                                 "checkpoint_every_frames=250000,"]) == []
+    monkeypatch.setenv("COLUMNS", "240")  # a wide terminal gets the paper's table, a row each
+    main(["presets"])
+    assert re.search(r"│ gdi-i3 +│ GDI-I³ +│", capsys.readouterr().out)
+
+
+def test_benchmark_status_fits_80_columns_and_says_where_the_folders_are(
+        tmp_path, capsys, monkeypatch):
+    from tests.test_benchmark import write_grid
+
+    grid = write_grid(tmp_path / "a" / "folder" / "deep" / "enough" / "to" / "be" / "long", 6000)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("COLUMNS", "80")
+    main(["benchmark", "status", str(grid.relative_to(tmp_path))])
+    out = capsys.readouterr().out
+    assert whole_words(out, ["gym:CartPole-v1", "gym:Acrobot-v1", "new"]) == []
+    folders = grid.parent.relative_to(tmp_path) / "runs" / "tiny" / "gdi"
+    assert f"gdi: run folders in {folders};" in out and "4 new" in out
+    monkeypatch.setenv("COLUMNS", "200")  # wide enough: each run's folder on its row
+    main(["benchmark", "status", str(grid.relative_to(tmp_path))])
+    assert f"│ {folders}/gym-CartPole-v1-0 " in capsys.readouterr().out
+
+
+def test_the_papers_ale_scale_on_a_cpu_says_so_and_names_ale_cpu(capsys, monkeypatch):
+    import torch
+
+    import gdi.runtime.wiring
+    from gdi.cli import paper_scale_note
+    from gdi.presets import resolve_config
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    note = paper_scale_note(resolve_config("gdi-i3", "ale:Breakout"))
+    assert note == ("note: ale:Breakout at the paper's scale (5 actors × 32 environments, "
+                    "impala_deep torso, batch 64) learns on this machine's CPU (no CUDA): at "
+                    "the ~80 frames/s of 2 cores, 200,000,000 frames take about 29 days; "
+                    "--scale ale-cpu runs the same algorithm sized for a CPU")
+    assert paper_scale_note(resolve_config("gdi-i3", "ale:Breakout", "ale-cpu")) is None
+    assert paper_scale_note(resolve_config("gdi-i3", "minatar:breakout")) is None
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)  # a GPU the learner leaves
+    assert paper_scale_note(resolve_config("gdi-i3", "ale:Breakout")).endswith(
+        "learns on the CPU (learner_device=cpu): at the ~80 frames/s of 2 cores, 200,000,000 "
+        "frames take about 29 days; --set learner_device=cuda learns on this machine's GPU "
+        "(docs/scaling.md), --scale ale-cpu sizes it for a CPU")
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)  # Config checks the device
+    on_gpu = resolve_config("gdi-i3", "ale:Breakout").replace(learner_device="cuda")
+    assert paper_scale_note(on_gpu) is None
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    # `gdi train` says it at start, before any part is built (the training stubbed out: as
+    # if stopped during start-up).
+    monkeypatch.setattr(gdi.runtime.wiring, "train", lambda *a, **k: None)
+    with pytest.raises(SystemExit):
+        main(["train", "--env", "ale:Breakout", "--no-report"])
+    err = capsys.readouterr().err
+    assert err.splitlines()[0].startswith("note: ale:Breakout at the paper's scale")
+
+
+def test_a_resume_names_its_checkpoint_and_frames(tmp_path, capsys):
+    from tests.runtime.helpers import TINY
+
+    run = tmp_path / "run"
+    main(["train", "--env", "gym:CartPole-v1", "--frames", "1600", "--stop-at", "800",
+          "--backend", "inline", "--run-dir", str(run), "--no-report", "--set", *TINY])
+    capsys.readouterr()
+    main(["train", "--resume", str(run), "--no-report"])
+    said = re.search(rf"^start-up: resuming {re.escape(str(run))} from checkpoints/ckpt_0*(\d+)"
+                     r"\.safetensors at ([\d,]+) frames \(budget 1,600\)$",
+                     capsys.readouterr().err, re.M)
+    assert said and int(said[1]) == int(said[2].replace(",", "")) >= 800
+
+
+@pytest.fixture(scope="module")
+def bundle(tmp_path_factory):
+    from gdi.export import export_agent
+    from gdi.runtime.wiring import train
+    from tests.runtime.helpers import tiny_config
+
+    folder = tmp_path_factory.mktemp("bundle")
+    run = train(tiny_config(frames=800), folder / "run", show_progress=False,
+                tensorboard=False).run_dir
+    return export_agent(run, folder / "breakout-bundle", video=False).path
+
+
+def test_evaluating_a_bundle_leaves_it_as_exported(bundle, tmp_path, capsys, monkeypatch):
+    from tests.runtime.helpers import one_line_error
+
+    def files() -> dict:
+        return {p.relative_to(bundle): p.read_bytes() for p in bundle.rglob("*") if p.is_file()}
+
+    before = files()
+    monkeypatch.chdir(tmp_path)
+    main(["evaluate", str(bundle), "--episodes", "2", "--envs", "2"])
+    out = capsys.readouterr().out.splitlines()
+    assert files() == before
+    written = tmp_path / "evaluations" / "breakout-bundle" / "eval" / "ckpt_000000000808.json"
+    assert out[-2:] == [f"{bundle} is a bundle of `gdi export`, kept as exported: its "
+                        "evaluations go to evaluations/breakout-bundle (--out)",
+                        out[-1]] and out[-1].endswith("-> evaluations/breakout-bundle/eval/"
+                                                      "ckpt_000000000808.json")
+    assert written.is_file()
+    # The folder reads as a run's (its config.json beside the evaluations); a second policy
+    # goes beside the first, and --out chooses another folder.
+    main(["evaluate", str(bundle), "--episodes", "2", "--envs", "2", "--policy", "greedy"])
+    main(["evaluate", str(bundle), "--episodes", "2", "--envs", "2", "--out", "elsewhere"])
+    assert (written.parent.parent / "eval_greedy" / written.name).is_file()
+    assert (tmp_path / "elsewhere" / "eval" / written.name).is_file()
+    assert files() == before
+    capsys.readouterr()
+    # Refused in one line: --out into the bundle, into a run, or with a run (whose
+    # evaluations stay in it); a refused evaluation leaves no folder behind.
+    assert "is a run folder or a bundle" in one_line_error(
+        ["evaluate", str(bundle), "--out", str(bundle)], capsys)
+    assert "a run's evaluations are filed in the run" in one_line_error(
+        ["evaluate", str(bundle.parent / "run"), "--out", "x"], capsys)
+    one_line_error(["evaluate", str(bundle), "--policy", "fixed", "--out", "new/deep"], capsys)
+    assert not (tmp_path / "new").exists() and files() == before

@@ -3,7 +3,7 @@ line per update with frames, frames/s, ETA, the recent mean return and the polic
 
 import re
 
-from gdi.runtime.progress import TrainingProgress, _eta
+from gdi.runtime.progress import TrainingProgress, _eta, short_title
 
 
 def test_eta_is_frames_left_over_rate_as_h_mm_ss():
@@ -42,8 +42,30 @@ def test_long_lines_are_not_wrapped(capsys):
 
 
 def test_a_long_run_name_is_cut_from_the_left_for_the_bar():
-    from gdi.runtime.progress import TITLE_WIDTH, short_title
+    from gdi.runtime.progress import TITLE_WIDTH
 
     name = "ale-MontezumaRevenge__gdi-h3__12__20261127-120000"
     assert short_title(name) == "…" + name[-(TITLE_WIDTH - 1):] and len(short_title(name)) == 28
     assert short_title("cp") == "cp"
+
+
+def test_the_bar_labels_its_times_and_fits_80_columns():
+    """On a terminal: the run, the bar and the frames, then each figure with its label (issue
+    71: two unlabelled times), every one whole within 80 columns."""
+    import io
+
+    from rich.console import Console, Group
+
+    from gdi.runtime.progress import progress_bar
+
+    console = Console(file=io.StringIO(), width=80, color_system=None)
+    bar = progress_bar(console)
+    bar.add_task(short_title("ale-MontezumaRevenge__gdi-h3__12__20261127-120000"),
+                 total=200_000_000, completed=123_456_789, fps="20,085", eta="1:23:45",
+                 ret="-1234.5", lag=12.25)
+    console.print(Group(*bar.get_renderables()))
+    lines = console.file.getvalue().splitlines()
+    assert len(lines) == 2 and all(len(line) <= 80 for line in lines), lines
+    assert lines[0].endswith(" 123,456,789/200,000,000 frames")
+    assert re.fullmatch(r"20,085 f/s  elapsed \d:\d\d:\d\d  eta 1:23:45  return -1234\.5  "
+                        r"lag 12\.2 *", lines[1]), lines[1]

@@ -7,7 +7,7 @@ import pytest
 
 from gdi.config import Config
 from gdi.runtime.acting.actor import EpisodeRecord
-from gdi.runtime.learning.log import TrainingLog
+from gdi.runtime.learning.log import MIN_ROWS, TrainingLog, log_interval
 from gdi.runtime.run_folder.checkpoint import CheckpointSchedule
 
 
@@ -87,3 +87,37 @@ def test_a_checkpoint_is_due_by_frames_or_by_seconds_whichever_first():
     assert by_time.due(0)
     by_time.saved(0)
     assert not by_time.due(0)
+
+
+def test_a_short_budget_is_logged_every_tenth_of_it():
+    """``log_every`` unless the budget holds fewer than MIN_ROWS of it (issue 71: a short run
+    had three rows): then a tenth of the budget, so that a long run's rows stay as they were."""
+    assert MIN_ROWS == 10
+    assert log_interval(Config(frames=30_000, log_every=10_000)) == 3_000
+    assert log_interval(Config(frames=30_001, log_every=10_000)) == 3_001  # rounded up
+    assert log_interval(Config(frames=1_000_000, log_every=50_000)) == 50_000
+    assert log_interval(Config(frames=12_000, log_every=1_000)) == 1_000  # same_records's runs
+    assert log_interval(Config(frames=5, log_every=1)) == 1
+    log = TrainingLog(Config(frames=30_000, log_every=10_000), Rows(), ())
+    due = []
+    for frames in range(160, 30_081, 160):  # the windows of one actor of 16 environments
+        if log.due(frames):
+            log.write(frames, learner_steps=0, episodes=0, replay_size=0, actor_restarts=0)
+            due.append(frames)
+    assert len(due) == 10 and due[0] == 3_040 and due[-1] == 30_080
+
+
+def test_a_30000_frame_run_has_a_curve(tmp_path):
+    """`gdi train --env gym:CartPole-v1 --frames 30000`, the first run of the getting-started
+    page, writes at least 10 rows (the Gymnasium scale's log_every is 10,000)."""
+    import json
+
+    from gdi.cli import main
+
+    run = tmp_path / "run"
+    main(["train", "--env", "gym:CartPole-v1", "--frames", "30000", "--backend", "inline",
+          "--run-dir", str(run), "--no-report", "--set", "eval_every=0", "eval_episodes=2",
+          "torch_threads=1"])
+    rows = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
+    logged = [row["frames"] for row in rows if "perf/fps" in row]
+    assert len(logged) >= 10 and logged[-1] >= 30_000

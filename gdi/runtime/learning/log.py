@@ -1,7 +1,8 @@
 """The run's metrics rows while it trains: what happened between two rows (the learner's
 losses and statistics, its policy lag, the episodes that ended, the time each phase took in
-the learner process and in the actors), written every ``log_every`` frames to metrics.jsonl
-(and TensorBoard, W&B) by ``gdi.runtime.run_folder.run_dir.MetricsWriter``.
+the learner process and in the actors), written every ``log_interval(config)`` frames
+(``log_every``, or less on a short budget) to metrics.jsonl (and TensorBoard, W&B) by
+``gdi.runtime.run_folder.run_dir.MetricsWriter``.
 
 A part the trainer calls: it adds what each step and window brings, asks ``due`` and calls
 ``write``. Its accumulators are saved in checkpoints (``state_dict``, under the keys every
@@ -20,15 +21,28 @@ from gdi.config import Config
 from gdi.runtime.acting.actor import EpisodeRecord
 from gdi.runtime.run_folder.run_dir import MetricsWriter
 
+#: The rows a short run's metrics.jsonl gets at least (when no window of experience spans two):
+#: a budget of fewer than this many ``log_every`` spans is logged every frames / MIN_ROWS
+#: frames instead, so that a short run has a curve. Ten keeps the rows of every budget of ten
+#: spans or more as they were (the scales' default budgets, scripts/same_records.py's runs).
+MIN_ROWS = 10
+
+
+def log_interval(config: Config) -> int:
+    """Frames between two metrics rows: ``log_every``, or the budget over ``MIN_ROWS``
+    (rounded up) when that is less."""
+    return max(1, min(config.log_every, -(-config.frames // MIN_ROWS)))
+
 
 class TrainingLog:
-    """Accumulates between rows and writes one row every ``log_every`` frames."""
+    """Accumulates between rows and writes one row every ``log_interval(config)`` frames."""
 
     def __init__(self, config: Config, writer: MetricsWriter, index_names: tuple[str, ...],
                  parallel_actors: int = 1) -> None:
         self.config, self.writer, self.index_names = config, writer, index_names
         self.parallel_actors = parallel_actors  # each with its own wall clock
-        self.next_due = config.log_every
+        self.interval = log_interval(config)
+        self.next_due = self.interval
         self._losses: dict[str, list[float]] = defaultdict(list)
         self._episodes: list[EpisodeRecord] = []
         self._lag: list[float] = []  # since the last row
@@ -68,13 +82,14 @@ class TrainingLog:
 
     # --- rows ------------------------------------------------------------------------------------
     def due(self, frames: int, force: bool = False) -> bool:
-        """Every ``log_every`` frames; with ``force``, whenever frames came since the last row
+        """Every ``interval`` frames; with ``force``, whenever frames came since the last row
         (the run's last row)."""
         return frames >= self.next_due or (force and frames > self._last_frames)
 
     def write(self, frames: int, learner_steps: int, episodes: int, replay_size: int,
-              actor_restarts: int) -> None:
-        """Write the row at ``frames`` and start the next span."""
+              actor_restarts: int) -> dict[str, float]:
+        """Write the row at ``frames`` and start the next span; returns the row (without its
+        ``frames``)."""
         now = time.perf_counter()
         elapsed = max(now - self._last_time, 1e-9)
         row: dict[str, float] = {"learner_steps": learner_steps, "episodes": episodes}
@@ -107,7 +122,8 @@ class TrainingLog:
         self._actor_timers.clear()
         self._last_time, self._last_frames, self._last_steps = now, frames, learner_steps
         while self.next_due <= frames:
-            self.next_due += self.config.log_every
+            self.next_due += self.interval
+        return row
 
     # --- checkpoints -----------------------------------------------------------------------------
     def state_dict(self) -> dict:
