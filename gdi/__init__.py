@@ -5,20 +5,44 @@ which behavior policies π_λ are drawn. Layout follows the paper's Algorithm 1:
 in ``gdi.policy_space``, operator T in ``gdi.learning``, operator E in ``gdi.meta``, the
 networks in ``gdi.nets``, environments in ``gdi.envs``, and the actor–learner loop in
 ``gdi.runtime``.
+
+The public surface is what this package names (``__all__``):
+
+    agent = gdi.train("gdi-i3", env="gym:CartPole-v1", frames=20_000, callbacks=[...])
+    agent.evaluate(episodes=10); agent.predict(obs); agent.save("bundle")
+    agent = gdi.load_agent("runs/<run>")
+
+``train``, ``load_agent`` and ``Agent`` (``gdi.api``), ``Callback``
+(``gdi.runtime.callbacks``), ``Config`` (``gdi.config``), and the ``presets`` and ``envs``
+packages. Each is imported when first used, so ``import gdi`` stays light (no torch): the
+command line's ``--version`` and ``--help`` answer at once.
 """
+
+from importlib import import_module as _import_module
 
 __version__ = "0.2.0"
 
+__all__ = ["Agent", "Callback", "Config", "__version__", "envs", "load_agent", "presets", "train"]
+
+#: Public names and the module each comes from, imported on first use.
+_FROM_MODULE = {
+    "train": "gdi.api",
+    "load_agent": "gdi.api",
+    "Agent": "gdi.api",
+    "Callback": "gdi.runtime.callbacks",
+    "Config": "gdi.config",
+}
+#: Public subpackages, imported on first use.
+_PACKAGES = ("envs", "presets")
+
 
 def __getattr__(name: str):
-    # ``gdi.load_agent`` without importing torch on ``import gdi`` (the CLI's --version and
-    # --help stay fast).
-    if name in ("load_agent", "Agent"):
-        from gdi import agent
-
-        return getattr(agent, name)
-    if name == "envs":
-        import importlib
-
-        return importlib.import_module("gdi.envs")
+    if name in _FROM_MODULE:
+        return getattr(_import_module(_FROM_MODULE[name]), name)
+    if name in _PACKAGES:
+        return _import_module(f"gdi.{name}")
     raise AttributeError(f"module 'gdi' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

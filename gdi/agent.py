@@ -21,6 +21,11 @@ E's greedy λ (``policy="greedy"``), is drawn uniformly over Λ as E searches it
 (``policy="fixed"``, ``fixed_lambda``); E itself is frozen: playing never updates it. The last
 two tell a network's skill from its E's choice of λ: runs with different E's played alike.
 
+Beside that loop, an agent answers two questions without one: :meth:`Agent.predict` (the
+actions π_λ takes at some observations) and :meth:`Agent.evaluate` (the returns of episodes it
+plays). ``gdi.train`` and ``gdi.load_agent`` return ``gdi.api.Agent``, this class with ``save``
+(a bundle, ``gdi export``'s, which builds on this module and so sits above it).
+
 ``gdi evaluate`` (:func:`evaluate_checkpoint`) and ``gdi enjoy`` act through this class.
 """
 
@@ -46,9 +51,9 @@ from gdi.run_files import (
     lambda_text,
 )
 from gdi.runtime import seeds
-from gdi.runtime.acting.evaluator import play_agent_episodes
-from gdi.runtime.acting.step import Acting, one_at_a_time
-from gdi.scores import write_eval_file
+from gdi.runtime.acting.evaluator import Evaluation, play_agent_episodes
+from gdi.runtime.acting.step import Acting, one_at_a_time, sample_actions
+from gdi.scores import PAPER_EVAL_EPISODES, write_eval_file
 
 POLICIES = tuple(EVALUATION_POLICIES)
 
@@ -76,6 +81,8 @@ class Agent(Acting):
             caller.
         config, env_config, checkpoint, frames: the run's Config, its resolved environment,
             the checkpoint file and the frames it was saved at (None when built from parts).
+        run_dir: the run folder (or bundle) the checkpoint belongs to (None when built from
+            parts).
     """
 
     def __init__(
@@ -92,6 +99,7 @@ class Agent(Acting):
         config=None,
         checkpoint: Path | None = None,
         frames: int | None = None,
+        run_dir: Path | None = None,
     ) -> None:
         super().__init__(net.eval(), policy_space, one_at_a_time(draw_lambda),
                          np.random.default_rng(seed))  # action sampling, like an actor's
@@ -103,6 +111,17 @@ class Agent(Acting):
         self.config = config
         self.checkpoint = checkpoint
         self.frames = frames
+        self.run_dir = run_dir
+
+    def __repr__(self) -> str:
+        parts = [f"{self.config.preset} on {self.config.env}" if self.config is not None
+                 else f"policy space {self.space.name}"]
+        if self.frames is not None:
+            parts.append(f"{self.frames:,} frames")
+        parts.append(f"λ {self.policy}")
+        if self.run_dir is not None:
+            parts.append(str(self.run_dir))
+        return f"<gdi.Agent {', '.join(parts)}>"
 
     @property
     def index_names(self) -> tuple[str, ...]:
@@ -181,6 +200,57 @@ class Agent(Acting):
             raise ValueError(f"environment {i}'s reward is {rewards[i]}; the agent needs finite "
                              "rewards (check the environment or its wrappers)")
         return super().observe(rewards, terminated, truncated)
+
+    # --- without a loop of one's own ------------------------------------------------------------
+    def predict(self, obs, deterministic: bool = False) -> np.ndarray | int:
+        """The actions π_λ takes at observations, each seen as the first step of an episode
+        (zero LSTM state, no previous action or reward) with a λ drawn as a new episode's:
+        one observation ``[*obs_shape]`` gives an ``int``, a batch ``[n, *obs_shape]`` gives
+        ``int64 [n]``. ``deterministic``: π_λ's most probable action rather than a sample (λ
+        still comes from the agent's ``policy``: load it with ``policy="greedy"`` or
+        ``"fixed"`` for the same λ every time).
+
+        The network reads the previous action and reward and carries an LSTM state, so an
+        episode is played with :meth:`act` and :meth:`observe`, which carry them; ``predict``
+        answers what the policy does in a state. It leaves that loop's state as it was."""
+        obs = np.asarray(obs)
+        single = self.obs_shape is not None and obs.shape == self.obs_shape
+        batch = obs[None] if single else obs
+        if batch.ndim < 2 or len(batch) == 0 or (self.obs_shape is not None
+                                                 and batch.shape[1:] != self.obs_shape):
+            shape = f"{self.obs_shape}" if self.obs_shape is not None else "obs_shape"
+            raise ValueError(f"observations have shape {obs.shape}; predict takes one "
+                             f"observation of shape {shape} or a batch [n, *{shape}] "
+                             f"({self._describe_run()})")
+        look = Acting(self.net, self.space.name, self.draw_lambdas, self.rng)
+        look.reset(len(batch))
+        probs, _ = look.action_probs(batch)
+        if deterministic:
+            actions = probs.argmax(axis=-1).astype(np.int64)
+        else:
+            actions, _ = sample_actions(probs, self.rng)
+        return int(actions[0]) if single else actions
+
+    def evaluate(self, episodes: int = PAPER_EVAL_EPISODES, seed: int | None = None,
+                 max_envs: int = 32) -> Evaluation:
+        """Play ``episodes`` episodes of the run's environment, each on an environment of its
+        own (at most ``max_envs`` at once), and return their returns (printed: the mean and
+        each return). Nothing is written: ``gdi evaluate`` files an evaluation in the run.
+
+        The environments are seeded from ``seed`` (default: the agent's ``seed``); actions and
+        λ continue the agent's generators, so the first call on a loaded agent plays what
+        ``gdi evaluate RUN --episodes N`` plays, and a second call other episodes. It starts
+        new episodes: a loop of :meth:`act` and :meth:`observe` starts afresh after it."""
+        if self.env_config is None:
+            raise ValueError("evaluate plays the run's environment, and this agent was built "
+                             "from parts without one (env_config); load it with "
+                             "gdi.load_agent(run_dir)")
+        for name, value in (("episodes", episodes), ("max_envs", max_envs)):
+            if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
+                raise ValueError(f"{name}={value!r}; allowed: a whole number of at least 1")
+        results = play_agent_episodes(self, self.env_config, int(episodes),
+                                      self.seed if seed is None else seed, max_envs=max_envs)
+        return Evaluation(tuple(results), self.frames)
 
 
 def _usable_device(device: str | torch.device) -> torch.device:
@@ -269,6 +339,8 @@ def load_agent(
     seed: int | None = None,
     allow_foreign_checkpoint: bool = False,
     fixed_lambda: Sequence[float] | None = None,
+    *,
+    agent_class: type[Agent] = Agent,
 ) -> Agent:
     """The agent of a run folder's checkpoint: its network on ``device``, its policy space, and
     E's state (actor 0's E, as saved) as the source of λ.
@@ -288,6 +360,8 @@ def load_agent(
             environment, preset or architecture differ.
         fixed_lambda: The λ every episode plays with ``policy="fixed"`` (one number per
             coordinate of the run's policy space; only that policy takes one).
+        agent_class: The class built, :class:`Agent` or a subclass (``gdi.api.Agent``, which
+            ``gdi.load_agent`` builds).
     """
     from gdi.runtime.components import (
         build_controller,
@@ -328,10 +402,10 @@ def load_agent(
         draw_lambda = uniform_over_lambda(config, seed).sample
     elif policy == FIXED:
         draw_lambda = checked_lambda(fixed_lambda, config).copy
-    return Agent(
+    return agent_class(
         net, config.policy_space, draw_lambda, seed, obs_shape=shapes.obs_shape,
         num_actions=shapes.num_actions, policy=policy, env_config=env_config, config=config,
-        checkpoint=path, frames=int(payload["frames"]),
+        checkpoint=path, frames=int(payload["frames"]), run_dir=Path(run_dir),
     )
 
 

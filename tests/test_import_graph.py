@@ -18,15 +18,17 @@ ROOT = Path(gdi.__file__).parent
 MATH = ("policy_space", "meta", "learning", "nets", "envs")
 #: What the math packages never import: the run's config and everything built on them (what
 #: they share with the config, defaults and choices, tests tie together).
-ABOVE_MATH = {"runtime", "cli", "config", "presets", "agent", "video", "evaluation", "export"}
+ABOVE_MATH = {"runtime", "cli", "config", "presets", "agent", "video", "evaluation", "export",
+              "api"}
 FORBIDDEN = {
     **{package: ABOVE_MATH for package in MATH},
     "meta": {*ABOVE_MATH, "learning"},
     "learning": {*ABOVE_MATH, "meta"},
     "nets": {*ABOVE_MATH, "learning"},
     "evaluation": {"runtime", "cli"},
-    # agent and video build on the runtime's acting step; the runtime never imports them.
-    "runtime": {"agent", "video", "cli"},
+    # agent and video build on the runtime's acting step, and the Python API (api) on all of
+    # it; the runtime never imports them.
+    "runtime": {"agent", "video", "cli", "api"},
     "config": {"runtime", "cli"},
     "backends": {"runtime", "cli", "config"},
 }

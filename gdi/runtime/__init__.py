@@ -16,6 +16,8 @@
 
 At the top: ``wiring`` (``train``: the one function that connects the roles), ``driver`` (the
 learner-side loop every backend feeds), ``components`` (each part built from the config),
-``seeds``, ``stop`` (signals into a checkpoint), ``progress`` and ``errors``. The data flow
-from an environment step to a learner update and back to E: docs/architecture.md.
+``seeds``, ``stop`` (signals and callbacks' requests into a checkpoint), ``callbacks`` (the
+user's code at each episode end, metrics row, evaluation and checkpoint), ``progress`` and
+``errors``. The data flow from an environment step to a learner update and back to E:
+docs/architecture.md.
 """

@@ -1,5 +1,6 @@
-"""How a run is asked to stop: a signal (SIGINT, SIGTERM, SIGHUP) or a test's predicate. The
-training loop polls the request between learner steps, checkpoints and returns.
+"""How a run is asked to stop: a signal (SIGINT, SIGTERM, SIGHUP), a predicate of the frames
+trained (``stop_when``, ``--stop-at``) or a callback (``request``). The training loop polls the
+request between learner steps, checkpoints and returns.
 
 The CLI installs the handler before it imports or builds anything slow, so that a Ctrl-C during
 start-up is recorded here rather than raised as a KeyboardInterrupt inside some library's
@@ -38,8 +39,9 @@ class StepHung(RunFailure):
 
 
 class StopRequest:
-    """Set by SIGINT/SIGTERM/SIGHUP (or a test's predicate): the loop checkpoints and returns.
-    ``signal`` is the signal that arrived first (None for a predicate or no request)."""
+    """Set by SIGINT/SIGTERM/SIGHUP, a predicate of the frames trained (``when``) or a
+    callback (``request``): the loop checkpoints and returns. ``signal`` is the signal that
+    arrived first (None for a predicate, a callback or no request)."""
 
     def __init__(self, when: Callable[[int], bool] | None = None, why: str = "a stop request"
                  ) -> None:
@@ -59,6 +61,14 @@ class StopRequest:
         if self.requested:
             self._disarm()  # the loop has taken the request up
         return self.requested
+
+    def request(self, why: str) -> None:
+        """Ask the run to stop from code (a callback, ``gdi.runtime.callbacks``), for the
+        reason ``why``: the loop takes it up as it does a signal's. The first request's reason
+        is kept."""
+        if not self.requested:
+            self._why = why
+            self.requested = True
 
     def signal_received(self, signum: int) -> None:
         if self.signal is None:

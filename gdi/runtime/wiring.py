@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,6 +26,7 @@ from gdi.atomic import StorageError
 from gdi.config import PLACEMENT_FIELDS, Config, check_learner_device
 from gdi.policy_space import get_policy_space
 from gdi.runtime.backends.base import Backend, ParameterServer, backend_class
+from gdi.runtime.callbacks import Callback, Callbacks
 from gdi.runtime.components import (
     build_collector,
     build_network,
@@ -192,17 +193,22 @@ def train(
     show_progress: bool = True,
     tensorboard: bool = True,
     stop: StopRequest | None = None,
+    callbacks: Sequence[Callback] = (),
 ) -> TrainResult:
     """Train ``config`` into a new run folder, or continue the run in ``run_dir`` (resume).
     ``stop``: a StopRequest the caller installed before start-up (the CLI does, so that a
-    Ctrl-C during imports is not lost); default: one made from ``stop_when``."""
+    Ctrl-C during imports is not lost); default: one made from ``stop_when``. ``callbacks``
+    (``gdi.runtime.callbacks.Callback``) hear of each episode's end, metrics row, evaluation
+    and checkpoint, and may stop the run through ``stop``."""
+    stop = stop or StopRequest(stop_when)
+    heard = Callbacks(callbacks, request_stop=stop.request)  # a wrong one refused before start
     with RunLock() as lock:  # this process alone writes the run folder, until it returns
-        return _train(config, run_dir, resume, stop or StopRequest(stop_when), show_progress,
-                      tensorboard, lock)
+        return _train(config, run_dir, resume, stop, show_progress, tensorboard, lock, heard)
 
 
 def _train(config: Config, run_dir: Path | str | None, resume: bool, stop: StopRequest,
-           show_progress: bool, tensorboard: bool, lock: RunLock) -> TrainResult:
+           show_progress: bool, tensorboard: bool, lock: RunLock,
+           callbacks: Callbacks) -> TrainResult:
     check_learner_device(config.learner_device)  # a resumed GPU run on a CPU-only machine
     check_learner_device(config.actor_device, what="actor_device")
     check_wandb(config)  # W&B asked for but not installed: said before any folder is made
@@ -233,6 +239,8 @@ def _train(config: Config, run_dir: Path | str | None, resume: bool, stop: StopR
                          "frames are redone")
         for path in rows:
             notes += drop_rows_after(path, payload["frames"])
+        say(f"resuming {run_dir} from {newest.relative_to(run_dir)} at "
+            f"{int(payload['frames']):,} frames (budget {config.frames:,})")
 
     torch.manual_seed(config.seed)
     flush_denormals()
@@ -268,7 +276,8 @@ def _train(config: Config, run_dir: Path | str | None, resume: bool, stop: StopR
         run_dir = Path(run_dir)
         trainer = Trainer(config, env_config, run_dir, parts.learner, parts.server,
                           parts.collector, space.index_names,
-                          parallel_actors=backend.parallel_actors, tensorboard=tensorboard)
+                          parallel_actors=backend.parallel_actors, tensorboard=tensorboard,
+                          callbacks=callbacks)
         trainer.writer.write_hparams_text(config)
         trainer.should_stop = lambda: stop.requested
         if payload is not None:

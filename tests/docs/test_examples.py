@@ -1,6 +1,7 @@
 """The site's worked examples (docs/examples/*.py, included in the pages by pymdownx.snippets)
 do what their pages say: a new Λ, a new E and a new backend each train a short run end to end,
-and the "From Python" agent loop plays a trained run."""
+the "From Python" agent loop plays a trained run, and the Python API's example trains, stops,
+evaluates, predicts and saves."""
 
 import json
 import runpy
@@ -17,7 +18,7 @@ from gdi.policy_space import get_policy_space
 from gdi.presets import resolve_config
 from gdi.runtime.run_folder.checkpoint import latest_checkpoint, load_checkpoint
 from gdi.runtime.wiring import train
-from tests.runtime.helpers import tiny_config
+from tests.runtime.helpers import TINY, tiny_config
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "docs" / "examples"
 
@@ -123,6 +124,31 @@ def test_the_load_agent_example_plays_a_trained_run(tmp_path):
     exec(code.replace("runs/<run>", str(run)), namespace)
     assert namespace["agent"].num_envs == 8
     assert isinstance(namespace["agent"], gdi.Agent)
+
+
+def test_the_python_api_example_trains_stops_evaluates_predicts_and_saves(tmp_path,
+                                                                          monkeypatch):
+    """docs/examples/python_api.py on a budget a test affords: the tiny config's fields as
+    keywords beside the example's own, and a target every run reaches, so its callback stops
+    the run at its first row with episodes."""
+    code = (EXAMPLES / "python_api.py").read_text()
+    budget, target = 'frames=20_000, backend="inline",', "Curve(target=100.0)"
+    assert budget in code and target in code
+    tiny = ", ".join(field for field in TINY if not field.startswith("eval_every="))
+    code = code.replace(budget, f'frames=4_000, {tiny}, backend="inline",').replace(
+        target, "Curve(target=0.0)")
+    monkeypatch.chdir(tmp_path)  # its runs/ and bundles/
+    namespace: dict = {}
+    exec(code, namespace)
+    agent, curve, bundle = namespace["agent"], namespace["curve"], namespace["bundle"]
+    assert len(curve.rows) == 1 and curve.rows[0][0] == agent.frames < 4_000
+    assert agent.run_dir.parent == Path("runs") and (tmp_path / agent.run_dir).is_dir()
+    loaded = gdi.load_agent(bundle.path, seed=1)
+    assert loaded.frames == agent.frames
+    obs = np.random.default_rng(0).normal(size=(8, 4)).astype(np.float32)
+    np.testing.assert_array_equal(loaded.predict(obs),
+                                  gdi.load_agent(agent.run_dir, seed=1).predict(obs))
+    assert isinstance(namespace["action"], int) and namespace["actions"].shape == (2,)
 
 
 def test_the_presets_in_the_examples_resolve_on_every_kind_of_environment(registries):

@@ -14,6 +14,7 @@ population. Each evaluation environment plays exactly one episode, to its end or
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 import torch
@@ -24,6 +25,40 @@ from gdi.runtime.acting.step import Acting, one_at_a_time
 
 #: What periodic evaluation during training records as its policy: the population's.
 POLICY_DESCRIPTION = EVALUATION_POLICIES[POPULATION]
+
+#: Evaluations of at most this many episodes print every return; longer ones their range.
+LISTED_RETURNS = 8
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """What evaluation episodes gave: one record per episode, and the training frames of the
+    network that played them. Printed, it reads "mean return 21.50 over 2 episodes: 18, 25
+    (at 20,000 frames)"."""
+
+    episodes: tuple[dict, ...]
+    """Per episode ``{"return", "frames", "seed", "lambda"}``, as :func:`play_agent_episodes`
+    gives them and an ``eval/`` file holds them: the undiscounted return, the frames it
+    lasted, its environment's seed and the λ it played."""
+    frames: int | None = None
+    """The frames the network had trained when it played (None: not known)."""
+
+    @property
+    def returns(self) -> tuple[float, ...]:
+        """Each episode's undiscounted return, in the order played."""
+        return tuple(float(episode["return"]) for episode in self.episodes)
+
+    @property
+    def mean_return(self) -> float:
+        return float(np.mean(self.returns))
+
+    def __str__(self) -> str:
+        returns = self.returns
+        spread = (", ".join(f"{r:g}" for r in returns) if len(returns) <= LISTED_RETURNS
+                  else f"from {min(returns):g} to {max(returns):g}")
+        at = f" (at {self.frames:,} frames)" if self.frames is not None else ""
+        return (f"mean return {self.mean_return:.2f} over {len(returns)} "
+                f"episode{'s' if len(returns) != 1 else ''}: {spread}{at}")
 
 
 def play_episodes(

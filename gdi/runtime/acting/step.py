@@ -98,15 +98,22 @@ class Acting:
         self.lambdas = np.asarray(self.draw_lambdas(n), dtype=np.float64)
         self.pending = None
 
-    def act(self, obs: np.ndarray) -> np.ndarray:
-        """Actions ``int64 [num_envs]`` for observations ``[num_envs, *obs_shape]``, each
-        sampled from its environment's π_λ; the draw is kept in ``pending``."""
+    def action_probs(self, obs: np.ndarray) -> tuple[np.ndarray, torch.Tensor]:
+        """π_λ ``[num_envs, A]`` of each environment at observations ``[num_envs,
+        *obs_shape]``, given what is carried, and the LSTM state after the step; nothing
+        carried changes."""
         device = self.device
         with torch.no_grad():
             outputs, next_state = self.net(
                 one_step(obs, device), one_step(self.prev_actions, device),
                 one_step(self.prev_rewards, device), one_step(self.resets, device), self.state)
-        probs = self.space.acting_probs(outputs.logits[:, 0].cpu().numpy(), self.lambdas)
+        return self.space.acting_probs(outputs.logits[:, 0].cpu().numpy(),
+                                       self.lambdas), next_state
+
+    def act(self, obs: np.ndarray) -> np.ndarray:
+        """Actions ``int64 [num_envs]`` for observations ``[num_envs, *obs_shape]``, each
+        sampled from its environment's π_λ; the draw is kept in ``pending``."""
+        probs, next_state = self.action_probs(obs)
         actions, log_mu = sample_actions(probs, self.rng)
         self.pending = ActionDraw(actions, log_mu, next_state)
         return actions

@@ -20,7 +20,9 @@ from gdi.config import Config
 from gdi.run_files import OBSERVATIONS_FILE
 from gdi.runtime import seeds
 from gdi.runtime.acting.actor import EpisodeRecord, Window
+from gdi.runtime.acting.evaluator import Evaluation
 from gdi.runtime.backends.base import ActorTurns
+from gdi.runtime.callbacks import Callbacks
 from gdi.runtime.errors import LearnerDiverged
 from gdi.runtime.learning.evaluation import TrainingEvaluation, final_evaluation_recorded
 from gdi.runtime.learning.learner import Learner
@@ -49,7 +51,8 @@ class Trainer:
     sequences into the data collector), steps the learner while the collector is ready and
     pushes its parameters, and calls its parts when due: ``log`` (TrainingLog),
     ``evaluation`` (TrainingEvaluation), ``checkpoints`` (CheckpointSchedule; ``save`` writes
-    ``state_dict``)."""
+    ``state_dict``). ``callbacks`` hears of each episode's end, metrics row, evaluation and
+    checkpoint once it is recorded."""
 
     def __init__(
         self,
@@ -62,8 +65,10 @@ class Trainer:
         index_names: tuple[str, ...],
         parallel_actors: int = 1,
         tensorboard: bool = True,
+        callbacks: Callbacks | None = None,
     ) -> None:
         self.config = config
+        self.callbacks = callbacks if callbacks is not None else Callbacks()
         self.run_dir = Path(run_dir)
         self.learner = learner
         self.server = server
@@ -121,6 +126,7 @@ class Trainer:
     def record_episodes(self, episodes: list[EpisodeRecord]) -> None:
         for ep in episodes:
             self.writer.write_episode(self.frames, ep.actor, ep.lam, ep.episode_return, ep.length)
+            self.callbacks.episode_end(ep, self.frames)
             self.recent_returns.append(ep.episode_return)
             if abs(ep.episode_return) >= ABSURD_RETURN and not self._warned_absurd:
                 self._warned_absurd = True  # once a run: every later episode is likely alike
@@ -224,8 +230,9 @@ class Trainer:
         """The metrics row and the evaluation, each when due (``force_log``: a row of
         whatever came since the last one, the run's last)."""
         if self.log.due(self.frames, force=force_log):
-            self.log.write(self.frames, self.learner.steps, self.episodes, len(self.collector),
-                           self.actor_restarts)
+            row = self.log.write(self.frames, self.learner.steps, self.episodes,
+                                 len(self.collector), self.actor_restarts)
+            self.callbacks.log({"frames": self.frames, **row})
         if self.evaluation.due(self.frames) and self.evaluate() is None:
             return  # abandoned for a stop: still due, for the run's resumption
 
@@ -234,10 +241,13 @@ class Trainer:
         ``TrainingEvaluation.play``); its time counts as the run's ``eval`` phase."""
         start = time.perf_counter()
         try:
-            return self.evaluation.play(self.learner.net, self.frames, self._controller_states[0],
-                                        self.should_stop)
+            played = self.evaluation.play(self.learner.net, self.frames,
+                                          self._controller_states[0], self.should_stop)
         finally:
             self.log.add_time("eval", time.perf_counter() - start)
+        if played is not None:
+            self.callbacks.evaluation(Evaluation(tuple(played["episodes"]), played["frames"]))
+        return played
 
     def final_evaluation(self) -> dict | None:
         """The run's closing evaluation: the periodic one when it was made at these very frames
@@ -288,6 +298,7 @@ class Trainer:
         if self.reservoir is not None:
             self.reservoir.save(self.run_dir / OBSERVATIONS_FILE)
         self.checkpoints.saved(self.frames)
+        self.callbacks.checkpoint(path, self.frames)
         return path
 
     def restore(self, payload: dict) -> None:
