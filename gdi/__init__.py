@@ -11,8 +11,9 @@ The public surface is what this package names (``__all__``):
     agent = gdi.train("gdi-i3", env="gym:CartPole-v1", frames=20_000, callbacks=[...])
     agent.evaluate(episodes=10); agent.predict(obs); agent.save("bundle")
     agent = gdi.load_agent("runs/<run>")
+    agent = gdi.resume("runs/<run>")               # a stopped run, on to its budget
 
-``train``, ``load_agent`` and ``Agent`` (``gdi.api``), ``Callback``
+``train``, ``resume``, ``load_agent`` and ``Agent`` (``gdi.api``), ``Callback``
 (``gdi.runtime.callbacks``), ``Config`` (``gdi.config``), and the ``presets`` and ``envs``
 packages. Each is imported when first used, so ``import gdi`` stays light (no torch): the
 command line's ``--version`` and ``--help`` answer at once.
@@ -22,11 +23,13 @@ from importlib import import_module as _import_module
 
 __version__ = "0.2.0"
 
-__all__ = ["Agent", "Callback", "Config", "__version__", "envs", "load_agent", "presets", "train"]
+__all__ = ["Agent", "Callback", "Config", "__version__", "envs", "load_agent", "presets", "resume",
+           "train"]
 
 #: Public names and the module each comes from, imported on first use.
 _FROM_MODULE = {
     "train": "gdi.api",
+    "resume": "gdi.api",
     "load_agent": "gdi.api",
     "Agent": "gdi.api",
     "Callback": "gdi.runtime.callbacks",

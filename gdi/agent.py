@@ -42,13 +42,17 @@ import torch
 
 from gdi.atomic import probe_writable
 from gdi.run_files import (
+    BUNDLE_EVALUATIONS,
+    EVAL_DIR,
     EVALUATION_POLICIES,
     FIXED,
     LATEST,
     POPULATION,
     eval_folder,
     eval_name,
+    is_bundle,
     lambda_text,
+    outside_bundle,
 )
 from gdi.runtime import seeds
 from gdi.runtime.acting.evaluator import Evaluation, play_agent_episodes
@@ -459,6 +463,7 @@ def evaluate_checkpoint(
     policy: str = POPULATION,
     allow_foreign_checkpoint: bool = False,
     fixed_lambda: Sequence[float] | None = None,
+    out: str | os.PathLike | None = None,
 ):
     """Play ``episodes`` evaluation episodes with a run's checkpoint and write
     ``eval/<checkpoint-name>.json``; returns (path, per-episode results). Any policy but the
@@ -467,23 +472,82 @@ def evaluate_checkpoint(
     (E's greedy λ), "uniform" (λ uniform over Λ as E searches it) or "fixed" (``fixed_lambda``
     in every episode, filed as ``eval_fixed/<checkpoint-name>@<λ>.json``), see
     :func:`load_agent`. A checkpoint outside the run folder or from another kind of run is
-    refused unless ``allow_foreign_checkpoint`` (:func:`gdi.agent.resolve_checkpoint`)."""
+    refused unless ``allow_foreign_checkpoint`` (:func:`gdi.agent.resolve_checkpoint`).
+
+    A bundle of ``gdi export`` (``gdi.run_files.is_bundle``) is never written into: its
+    evaluation is filed in ``out`` (default ``evaluations/<bundle name>``,
+    ``gdi.run_files.BUNDLE_EVALUATIONS``), beside a copy of the bundle's config.json, so that
+    ``gdi report OUT`` reads it as a run (:func:`bundle_evaluation_folder`). A run's
+    evaluations are filed in the run, which its reports read: ``out`` with a run is refused."""
     if episodes < 1 or envs < 1:
         raise ValueError(f"episodes and envs must be >= 1, got {episodes} and {envs}")
     folder = eval_folder(policy)  # ValueError for an unknown policy, before any work
+    bundle = is_bundle(run_dir)
+    if out is not None and not bundle:
+        raise ValueError(f"out={str(out)!r} (--out): a run's evaluations are filed in the run "
+                         f"({run_dir}/{EVAL_DIR}, which its reports read); allowed: out only "
+                         "with a bundle of gdi export")
     agent = load_agent(run_dir, checkpoint, policy=policy, seed=seed,
                        allow_foreign_checkpoint=allow_foreign_checkpoint,
                        fixed_lambda=fixed_lambda)
-    # A read-only or full run folder is said now, not after every episode was played.
-    probe_writable(Path(run_dir) / folder, "the evaluation")
-    config, path, seed = agent.config, agent.checkpoint, agent.seed
-    results = play_agent_episodes(agent, agent.env_config, episodes, seed, max_envs=envs,
-                                  on_episode=on_episode)
-    name = eval_name(path.stem, policy, fixed_lambda)
-    described = (f"π_λ with λ = ({lambda_text(fixed_lambda)}) in every episode"
-                 if policy == FIXED else EVALUATION_POLICIES[policy])
-    written = write_eval_file(
-        run_dir, name, checkpoint=path.stem, frames=agent.frames, env=config.env,
-        policy=described, seed=seed, episodes=results, folder=folder,
-    )
+    filed, made = bundle_evaluation_folder(run_dir, out) if bundle else (Path(run_dir), None)
+    try:
+        # A read-only or full folder is said now, not after every episode was played.
+        probe_writable(filed / folder, "the evaluation")
+        config, path, seed = agent.config, agent.checkpoint, agent.seed
+        results = play_agent_episodes(agent, agent.env_config, episodes, seed, max_envs=envs,
+                                      on_episode=on_episode)
+        name = eval_name(path.stem, policy, fixed_lambda)
+        described = (f"π_λ with λ = ({lambda_text(fixed_lambda)}) in every episode"
+                     if policy == FIXED else EVALUATION_POLICIES[policy])
+        written = write_eval_file(
+            filed, name, checkpoint=path.stem, frames=agent.frames, env=config.env,
+            policy=described, seed=seed, episodes=results, folder=folder,
+        )
+    except BaseException:
+        _take_back(made)  # made for an evaluation that was not written
+        raise
     return written, results
+
+
+def bundle_evaluation_folder(bundle, out=None) -> tuple[Path, Path | None]:
+    """The folder a bundle's evaluations go to (``out``, default
+    ``gdi.run_files.BUNDLE_EVALUATIONS/<bundle name>``) with the bundle's config.json in it, so
+    that it reads as a run folder; and what was made for it now (a folder, or the config.json
+    in an empty one; None when it held them already). A folder that holds anything else is
+    refused."""
+    from gdi.atomic import StorageError, why_not_writable
+
+    out = Path(out) if out is not None else outside_bundle(bundle, BUNDLE_EVALUATIONS)
+    config = (Path(bundle) / "config.json").read_bytes()
+    if (out / "metrics.jsonl").exists() or (out / "checkpoints").exists():
+        raise FileExistsError(f"{out} is a run folder or a bundle; allowed: a new folder or one "
+                              f"that holds evaluations of {bundle} (--out)")
+    if (out / "config.json").is_file():
+        if (out / "config.json").read_bytes() != config:
+            raise FileExistsError(f"{out} holds the config.json of another run; allowed: a new "
+                                  f"folder or one that holds evaluations of {bundle} (--out)")
+        return out, None
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise FileExistsError(f"{out} exists and holds no evaluations of {bundle}; allowed: a "
+                              "new folder or one that does (--out)")
+    # What to take back if no evaluation comes: the first folder made, or the config.json.
+    made = next((p for p in reversed((out, *out.parents)) if not p.exists()),
+                out / "config.json")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "config.json").write_bytes(config)
+    except OSError as err:
+        raise StorageError(f"cannot write the evaluation in {out}: "
+                           f"{why_not_writable(out, err)}; nothing was done") from None
+    return out, made
+
+
+def _take_back(made: Path | None) -> None:
+    """Remove what :func:`bundle_evaluation_folder` made (a folder, or a config.json)."""
+    import shutil
+
+    if made is not None and made.is_dir():
+        shutil.rmtree(made, ignore_errors=True)
+    elif made is not None:
+        made.unlink(missing_ok=True)

@@ -38,7 +38,8 @@ from gdi.runtime.callbacks import Callback
 from gdi.runtime.run_folder.checkpoint import latest_checkpoint
 from gdi.scores import load_run
 
-__all__ = ["Agent", "load_agent", "resolve_run_config", "train"]
+__all__ = ["Agent", "load_agent", "resolve_run_config", "resume", "resume_config",
+           "train"]
 
 
 class Agent(acting_agent.Agent):
@@ -147,23 +148,111 @@ def train(
     ``KeyboardInterrupt``, whose message says where the checkpoint is; SIGTERM and SIGHUP
     exit as ``gdi train`` does (``SystemExit`` with 128 + the signal's number).
     """
-    from gdi.runtime.stop import StopRequest
-    from gdi.runtime.wiring import train as run_training
-
     _check_not_importing_main()
     config = resolve_run_config(preset, env, frames=frames, seed=seed, scale=scale,
                                 learning=learning, search=search, backend=backend,
                                 **overrides)
+    return _run(config, run_dir, False, callbacks, progress, tensorboard, report)
+
+
+def resume(
+    run_dir: str | os.PathLike,
+    *,
+    frames: int | None = None,
+    backend: str | None = None,
+    callbacks: Sequence[Callback] = (),
+    progress: bool = True,
+    tensorboard: bool = True,
+    report: bool = False,
+    preset: str | None = None,
+    env: str | None = None,
+    seed: int | None = None,
+    scale: str | None = None,
+    learning: str | None = None,
+    search: str | None = None,
+    **overrides: Any,
+) -> Agent:
+    """Continue the run in ``run_dir`` from its newest checkpoint, as ``gdi train --resume
+    RUN_DIR`` does, and return the agent it ends with: a run a callback stopped (or Ctrl-C,
+    or ``gdi train --stop-at``), trained on to its budget, or a finished run to a larger one.
+
+    The run keeps its own config (its ``config.json``). ``frames`` extends the budget;
+    ``backend`` and the ``overrides`` (config fields, as ``--set`` sets them) may change where
+    and how it runs, never what it learns (``gdi.config.RESUMABLE_FIELDS``; the others are
+    refused, checked against the checkpoint). ``preset``, ``env``, ``seed``, ``scale``,
+    ``learning`` and ``search`` are checked, never applied: one that differs from the run's
+    own is refused (a ``ValueError`` naming each, before anything is written), so that a
+    script that repeats its ``gdi.train`` arguments resumes only the run they made.
+    ``callbacks``, ``progress``, ``tensorboard`` and ``report`` are :func:`train`'s.
+
+    The metrics rows and episodes written after the checkpoint (a run killed past it) are
+    dropped and trained again, so the run's records continue from the checkpoint's frames."""
+    _check_not_importing_main()
+    frames = None if frames is None else _whole_number("frames", frames)
+    seed = None if seed is None else _whole_number("seed", seed)
+    try:
+        config = resume_config(
+            run_dir, preset=preset, env=env, seed=seed, scale=scale, learning=learning,
+            search=search, frames=frames, backend=backend, sets=_assignments(overrides),
+            who="gdi.resume")
+    except ValueError as err:
+        raise ValueError(str(err).removeprefix("--set ")) from None  # keywords, not --set
+    return _run(config, Path(run_dir), True, callbacks, progress, tensorboard, report)
+
+
+def resume_config(run_dir: str | os.PathLike, *, preset: str | None = None,
+                  env: str | None = None, seed: int | None = None, scale: str | None = None,
+                  learning: str | None = None, search: str | None = None,
+                  frames: int | None = None, backend: str | None = None,
+                  sets: Sequence[str] = (), refused: Sequence[str] = (),
+                  who: str = "--resume") -> Config:
+    """The config that continues the run in ``run_dir``: its own, with ``frames``,
+    ``backend`` and ``sets`` (``--set``'s ``field=value`` texts) applied in one step (``--backend
+    ray --set actor_device=cpu`` is never checked with the backend changed and the device not
+    yet); what the wiring's resume allows of the change is checked there, against the
+    checkpoint. What was given of ``preset``, ``env``, ``seed``, ``scale``, ``learning`` and
+    ``search`` (None: not given) must be the run's own, never dropped: a ValueError of one
+    line, ``<who> continues RUN with its saved config; conflicting options: {...}``, names each
+    that is not, and each option of ``refused`` (given where a resume takes none, as ``gdi
+    train --resume`` names ``--run-dir``). What ``gdi train --resume`` and :func:`resume` run."""
+    from gdi.envs.spec import canonical_spec
+    from gdi.runtime.run_folder.run_dir import read_config
+
+    config, _ = read_config(run_dir)
+    # An environment is compared in its canonical form, as the run stored it.
+    given = {"preset": preset, "env": env and canonical_spec(env), "seed": seed,
+             "scale": scale, "learning": learning}
+    conflicts = {k: (getattr(config, k), v) for k, v in given.items()
+                 if v is not None and v != getattr(config, k)}
+    if search is not None:  # the run's search is in its saved meta_kwargs
+        conflicts["search"] = ("its meta_kwargs", search)
+    if conflicts or refused:
+        raise ValueError(
+            f"{who} continues {run_dir} with its saved config; conflicting options: "
+            f"{conflicts or ''}{''.join(f' {option}' for option in refused)}"
+        )
+    changes = {"frames": frames, "backend": backend}
+    return apply_overrides(config, sets, **{k: v for k, v in changes.items() if v is not None})
+
+
+def _run(config: Config, run_dir, resume: bool, callbacks: Sequence[Callback], progress: bool,
+         tensorboard: bool, report: bool) -> Agent:
+    """Train ``config`` into ``run_dir`` (a new run, or the run continued with ``resume``) and
+    return the agent of its newest checkpoint: :func:`train`'s and :func:`resume`'s run."""
+    from gdi.runtime.stop import StopRequest
+    from gdi.runtime.wiring import train as run_training
+
     stop = StopRequest()
-    result = run_training(config, run_dir, show_progress=progress, tensorboard=tensorboard,
-                          stop=stop, callbacks=callbacks)
+    result = run_training(config, run_dir, resume=resume, show_progress=progress,
+                          tensorboard=tensorboard, stop=stop, callbacks=callbacks)
     if stop.signal is not None:  # Ctrl-C, SIGTERM, SIGHUP: the script stops too
         if result.run_dir is None or not Path(result.run_dir).is_dir():
             message = "interrupted during start-up, before any training; no run folder was kept"
         else:
             message = (f"interrupted at {result.frames:,} frames; checkpoint saved: "
-                       f"gdi.load_agent({str(result.run_dir)!r}) loads it, gdi train --resume "
-                       f"{result.run_dir} continues the run")
+                       f"gdi.load_agent({str(result.run_dir)!r}) loads it, "
+                       f"gdi.resume({str(result.run_dir)!r}) (gdi train --resume "
+                       f"{result.run_dir}) continues the run")
         if stop.signal == signal.SIGINT:
             raise KeyboardInterrupt(message)
         raise SystemExit(stop.exit_code)
@@ -201,7 +290,7 @@ def resolve_run_config(preset: str = "gdi-i3", env: str = "minatar:breakout", *,
     so that a field is checked once, the same way from Python and from the command line."""
     frames = None if frames is None else _whole_number("frames", frames)
     seed = _whole_number("seed", seed)
-    assignments = [f"{name}={_as_text(name, value)}" for name, value in overrides.items()]
+    assignments = _assignments(overrides)
     resolved = resolve_config(preset, env, scale, search, learning, frames=frames, seed=seed,
                               backend=backend)
     try:
@@ -210,6 +299,11 @@ def resolve_run_config(preset: str = "gdi-i3", env: str = "minatar:breakout", *,
         # --set's messages name the option; here the field is a keyword.
         text = str(err)
         raise ValueError(text.removeprefix("--set ")) from None
+
+
+def _assignments(overrides: dict[str, Any]) -> list[str]:
+    """Keyword overrides as ``--set``'s ``field=value`` texts."""
+    return [f"{name}={_as_text(name, value)}" for name, value in overrides.items()]
 
 
 def _whole_number(name: str, value: Any) -> int:

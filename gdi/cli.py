@@ -23,7 +23,7 @@ from gdi.evaluation.aggregates import REPS
 from gdi.evaluation.paper_scores import DEFAULT_COMPARE
 from gdi.meta.registry import CONTROLLERS
 from gdi.meta.synthetic import run_demo
-from gdi.run_files import EVALUATION_POLICIES, LATEST, POPULATION
+from gdi.run_files import EVALUATION_POLICIES, LATEST, POPULATION, is_bundle
 from gdi.run_spec import RunSpec
 from gdi.scores import PAPER_EVAL_EPISODES
 
@@ -181,37 +181,21 @@ def _train(preset, env, scale, learning, search, frames, seed, backend, set, run
     """`gdi train`'s work once the stop handler is in place; None when stopped before a run
     folder was touched."""
     from gdi.config import apply_overrides
-    from gdi.envs.spec import canonical_spec
     from gdi.presets import resolve_config
-    from gdi.runtime.run_folder.run_dir import read_config
     from gdi.runtime.wiring import train as run_training
 
     if stop.requested:
         return None
     if resume is not None:
+        from gdi.api import resume_config
+
         # The run's own config; --frames, --backend and --set may change what RESUMABLE_FIELDS
         # allow (the budget, where it runs), checked against the checkpoint by the wiring.
-        config, _ = read_config(resume)
-        # What was typed (None: not given) must be the run's own or is refused, never dropped;
-        # an environment is compared in its canonical form, as the run stored it.
-        given = {"preset": preset, "env": env and canonical_spec(env), "seed": seed}
-        conflicts = {k: (getattr(config, k), v) for k, v in given.items()
-                     if v is not None and v != getattr(config, k)}
-        if scale is not None and scale != config.scale:
-            conflicts["scale"] = (config.scale, scale)
-        if learning is not None and learning != config.learning:
-            conflicts["learning"] = (config.learning, learning)
-        if search is not None:  # the run's search is in its saved meta_kwargs
-            conflicts["search"] = ("its meta_kwargs", search)
-        if conflicts or run_dir is not None:
-            raise ValueError(
-                f"--resume continues {resume} with its saved config; conflicting options: "
-                f"{conflicts or ''}{' --run-dir' if run_dir else ''}"
-            )
-        # One step for the flags and --set: `--backend ray --set actor_device=cpu` must not be
-        # checked with the backend changed and the device not yet.
-        changes = {"frames": frames, "backend": backend}
-        config = apply_overrides(config, set, **{k: v for k, v in changes.items() if v is not None})
+        # What was typed (None: not given) must be the run's own or is refused, never dropped.
+        config = resume_config(resume, preset=preset, env=env, seed=seed, scale=scale,
+                               learning=learning, search=search, frames=frames,
+                               backend=backend, sets=set,
+                               refused=["--run-dir"] if run_dir is not None else [])
         return run_training(config, resume, resume=True, stop=stop)
     preset = RunSpec.preset if preset is None else preset
     env = RunSpec.env if env is None else env
@@ -286,7 +270,6 @@ def config(preset: str = RunSpec.preset, env: str = RunSpec.env, scale: str | No
         json: Print the config as JSON instead, as a run's config.json holds it.
     """
     from rich.console import Console
-    from rich.table import Table
 
     from gdi.config import apply_overrides, field_docs
     from gdi.presets import (
@@ -304,15 +287,13 @@ def config(preset: str = RunSpec.preset, env: str = RunSpec.env, scale: str | No
         print(json_module.dumps(resolved.to_dict(), indent=2, ensure_ascii=False))
         return
     docs = field_docs()
-    table = Table(title=f"{preset} on {env}, scale {resolved.scale}: "
-                        f"{SCALE_NOTES[resolved.scale]}; learning {resolved.learning}: "
-                        f"{LEARNING_NOTES[resolved.learning]}")
-    for column in ("field", "value", "meaning"):
-        table.add_column(column, overflow="fold")
-    for name, value in resolved.to_dict().items():
-        table.add_row(name, repr(value), docs.get(name, ""))
+    rows = [{"field": name, "value": repr(value), "meaning": docs.get(name, "")}
+            for name, value in resolved.to_dict().items()]
     console = Console()
-    console.print(table)
+    console.print(fitted_table(
+        console, rows, title=f"{preset} on {env}, scale {resolved.scale}: "
+                             f"{SCALE_NOTES[resolved.scale]}; learning {resolved.learning}: "
+                             f"{LEARNING_NOTES[resolved.learning]}"))
     changed = scale_differences(resolved.scale)
     if changed:
         console.print(f"Scale {resolved.scale} changes from {SCALE_KINDS[resolved.scale]}: "
@@ -335,15 +316,18 @@ def keeps_words(console, renderable, texts: list[str]) -> bool:
 def fitted_table(console, rows: list[dict[str, str]], **title_and_caption: str):
     """``rows`` (one dict per row, the same keys) as a rich table that keeps every word whole
     at ``console``'s width: a column per key where that fits, else a block per row (its first
-    value, then each other key and its value on a line of their own), which fits 80 columns."""
+    value, then each other key and its value on a line of their own), which fits 80 columns.
+    The values are shown as they are, never read as rich's markup (``pip install
+    'gdi-rl[wandb]'`` keeps its ``[wandb]``)."""
     from rich.table import Table
+    from rich.text import Text
 
     texts = [text for row in rows for text in row.values()]
     wide = Table(**title_and_caption, caption_justify="left")
     for column in rows[0]:
         wide.add_column(column, overflow="fold")
     for row in rows:
-        wide.add_row(*row.values())
+        wide.add_row(*map(Text, row.values()))
     if keeps_words(console, wide, texts):
         return wide
     from rich.table import Column
@@ -354,7 +338,7 @@ def fitted_table(console, rows: list[dict[str, str]], **title_and_caption: str):
                   caption_justify="left")
     for row in rows:
         for i, key in enumerate(others):
-            table.add_row(row[first] if i == 0 else "", key, row[key],
+            table.add_row(Text(row[first] if i == 0 else ""), key, Text(row[key]),
                           end_section=i == len(others) - 1)
     return table
 
@@ -429,89 +413,24 @@ def evaluate(
             config.json, so that `gdi report OUT` reads them (default
             evaluations/<bundle name>/). A run's evaluations stay in the run.
     """
-    import shutil
-
     from rich.progress import Progress
 
-    from gdi.agent import evaluate_checkpoint, resolve_checkpoint
+    from gdi.agent import evaluate_checkpoint
 
-    made = bundle = None
-    if is_bundle(run):
-        # The bundle's checkpoint, checked as the bundle's own, played from the folder its
-        # evaluations go to.
-        _, path, _ = resolve_checkpoint(run, checkpoint, allow_foreign=allow_foreign_checkpoint)
-        folder, made = bundle_evaluation_folder(run, out)
-        bundle, run, checkpoint, allow_foreign_checkpoint = run, folder, str(path.resolve()), True
-    elif out is not None:
-        raise ValueError(f"--out {out}: a run's evaluations are filed in the run ({run}/eval, "
-                         "which its reports read); allowed: --out with a bundle of gdi export")
-    try:
-        with Progress(transient=True) as progress:
-            task = progress.add_task("evaluating", total=episodes)
-            path, results = evaluate_checkpoint(
-                run, checkpoint, episodes, envs, seed,
-                on_episode=lambda: progress.advance(task), policy=policy,
-                allow_foreign_checkpoint=allow_foreign_checkpoint, fixed_lambda=fixed_lambda,
-            )
-    except BaseException:
-        if made is not None and made.is_dir():  # made for an evaluation that was not written
-            shutil.rmtree(made, ignore_errors=True)
-        elif made is not None:
-            made.unlink(missing_ok=True)
-        raise
+    with Progress(transient=True) as progress:
+        task = progress.add_task("evaluating", total=episodes)
+        path, results = evaluate_checkpoint(
+            run, checkpoint, episodes, envs, seed,
+            on_episode=lambda: progress.advance(task), policy=policy,
+            allow_foreign_checkpoint=allow_foreign_checkpoint, fixed_lambda=fixed_lambda,
+            out=out,
+        )
     returns = [r["return"] for r in results]
-    if bundle is not None:
-        print(f"{bundle} is a bundle of `gdi export`, kept as exported: its evaluations go to "
-              f"{run} (--out)")
+    if is_bundle(run):  # filed as <folder>/<eval folder of the policy>/<name>.json
+        print(f"{run} is a bundle of `gdi export`, kept as exported: its evaluations go to "
+              f"{path.parent.parent} (--out)")
     print(f"{len(returns)} episodes: mean return {sum(returns) / len(returns):.2f} "
           f"(min {min(returns):.2f}, max {max(returns):.2f}) -> {path}")
-
-
-#: Where `gdi evaluate BUNDLE` files a bundle's evaluations unless --out: <this>/<bundle name>.
-BUNDLE_EVALUATIONS = Path("evaluations")
-
-
-def is_bundle(folder: Path) -> bool:
-    """Whether ``folder`` is a bundle of `gdi export` (its model card, no training rows): read,
-    never written into."""
-    card = Path(folder) / "README.md"
-    if not card.is_file() or (Path(folder) / "metrics.jsonl").exists():
-        return False
-    front = b"---\nlibrary_name: gdi\n"  # gdi.export.model_card's first lines
-    with card.open("rb") as handle:
-        return handle.read(len(front)) == front
-
-
-def bundle_evaluation_folder(bundle: Path, out: Path | None) -> tuple[Path, Path | None]:
-    """The folder a bundle's evaluations go to (``out``, default
-    ``BUNDLE_EVALUATIONS/<bundle name>``) with the bundle's config.json in it, so that it reads
-    as a run folder; and what was made for it now (a folder, or the config.json in an empty
-    one; None when it held them already). A folder that holds anything else is refused."""
-    from gdi.atomic import StorageError, why_not_writable
-
-    out = Path(out) if out is not None else BUNDLE_EVALUATIONS / Path(bundle).resolve().name
-    config = (Path(bundle) / "config.json").read_bytes()
-    if (out / "metrics.jsonl").exists() or (out / "checkpoints").exists():
-        raise FileExistsError(f"{out} is a run folder or a bundle; allowed: a new folder or one "
-                              f"that holds evaluations of {bundle} (--out)")
-    if (out / "config.json").is_file():
-        if (out / "config.json").read_bytes() != config:
-            raise FileExistsError(f"{out} holds the config.json of another run; allowed: a new "
-                                  f"folder or one that holds evaluations of {bundle} (--out)")
-        return out, None
-    if out.exists() and (not out.is_dir() or any(out.iterdir())):
-        raise FileExistsError(f"{out} exists and holds no evaluations of {bundle}; allowed: a "
-                              "new folder or one that does (--out)")
-    # What to take back if no evaluation comes: the first folder made, or the config.json.
-    made = next((p for p in reversed((out, *out.parents)) if not p.exists()),
-                out / "config.json")
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-        (out / "config.json").write_bytes(config)
-    except OSError as err:
-        raise StorageError(f"cannot write the evaluation in {out}: "
-                           f"{why_not_writable(out, err)}; nothing was done") from None
-    return out, made
 
 
 def enjoy(
@@ -662,7 +581,8 @@ def report(
         compare: The paper's algorithms shown beside Atari runs, comma-separated ids or
             labels (the rows of `gdi report --paper`; an unknown name is refused with the list
             of ids).
-        out: Report folder (default: RUN/report for one run, report/ beside several).
+        out: Report folder (default: RUN/report for one run, reports/<bundle name> for a
+            bundle of `gdi export`, which is never written into, report/ beside several).
         paper: Print the paper's "Full performance comparison" table, recomputed from its
             per-game scores.
         reps: Bootstrap resamples of each confidence interval (rliable).

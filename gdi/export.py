@@ -2,7 +2,10 @@
 repository (``README.md`` with the model card's front matter, and the files beside it).
 
 The bundle is also a read-only run folder, so ``gdi.load_agent``, ``gdi enjoy`` and ``gdi
-evaluate --policy greedy`` take it as they take the run:
+evaluate --policy greedy`` take it as they take the run; its model card's first lines mark it
+(``gdi.run_files.is_bundle``), and what is made from it is never written into it (``gdi
+evaluate`` and ``gdi report`` write outside it: ``gdi.run_files.BUNDLE_EVALUATIONS``,
+``BUNDLE_REPORTS``):
 
     BUNDLE/
       README.md                  model card: what it is, its scores, how to use it, the command
@@ -29,7 +32,7 @@ import numpy as np
 
 from gdi.atomic import StorageError, atomic_write, why_not_writable
 from gdi.config import PLACEMENT_FIELDS, Config
-from gdi.run_files import CHECKPOINT_DIR, EVAL_DIR, checkpoint_name
+from gdi.run_files import BUNDLE_FRONT_MATTER, CHECKPOINT_DIR, EVAL_DIR, checkpoint_name
 
 #: Agent steps of the bundle's replay video (an ALE episode can last 27,000).
 VIDEO_STEPS = 1_000
@@ -164,8 +167,7 @@ def model_card(config: Config, final, frames: int, replay: str | None,
     mean, std = float(returns.mean()), float(returns.std())
     env = config.env
     front = "\n".join([
-        "---",
-        "library_name: gdi",
+        *BUNDLE_FRONT_MATTER.splitlines(),  # what marks the folder as a bundle (is_bundle)
         "tags:",
         "- reinforcement-learning",
         "- deep-reinforcement-learning",

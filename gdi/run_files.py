@@ -3,8 +3,9 @@
 The runtime writes ``checkpoints/ckpt_<frames>.safetensors`` (``gdi.runtime.run_folder.checkpoint``:
 atomic writes, loading, pruning; the format is ``gdi.data_file``'s) and the evaluation files of ``gdi.scores``; reports and tools outside
 the runtime only need to find them, so the names live here, below both. So do the evaluation
-policies, which decide the folder an evaluation is filed in. Standard library only: every layer
-(the command line's signatures included) may import it.
+policies, which decide the folder an evaluation is filed in, and what marks a bundle of ``gdi
+export`` (a read-only run folder) and where what is made from one goes. Standard library only:
+every layer (the command line's signatures included) may import it.
 """
 
 from __future__ import annotations
@@ -13,6 +14,9 @@ import re
 from pathlib import Path
 
 __all__ = [
+    "BUNDLE_EVALUATIONS",
+    "BUNDLE_FRONT_MATTER",
+    "BUNDLE_REPORTS",
     "CHECKPOINT_DIR",
     "CHECKPOINT_SUFFIX",
     "EVALUATION_POLICIES",
@@ -25,11 +29,13 @@ __all__ = [
     "checkpoint_name",
     "eval_folder",
     "eval_name",
+    "is_bundle",
     "lambda_text",
     "latest_checkpoint",
     "list_checkpoints",
     "list_pickle_checkpoints",
     "no_checkpoints",
+    "outside_bundle",
 ]
 
 CHECKPOINT_DIR = "checkpoints"
@@ -127,3 +133,30 @@ def eval_folder(policy: str) -> str:
         raise ValueError(f"unknown evaluation policy {policy!r}; allowed: "
                          f"{', '.join(EVALUATION_POLICIES)}")
     return EVAL_DIR if policy == POPULATION else f"{EVAL_DIR}_{policy}"
+
+
+#: The first lines of a bundle's model card (``README.md``, ``gdi.export.model_card``): what
+#: marks a folder as a bundle of ``gdi export``.
+BUNDLE_FRONT_MATTER = "---\nlibrary_name: gdi\n"
+#: A bundle is never written into: its evaluations (``gdi evaluate BUNDLE``,
+#: ``gdi.agent.evaluate_checkpoint``) go to ``<this>/<bundle name>`` unless told where, and its
+#: report (``gdi report BUNDLE``) to ``<BUNDLE_REPORTS>/<bundle name>``, under the current folder.
+BUNDLE_EVALUATIONS = Path("evaluations")
+BUNDLE_REPORTS = Path("reports")
+
+
+def is_bundle(folder: str | Path) -> bool:
+    """Whether ``folder`` is a bundle of ``gdi export``: its model card opens with
+    :data:`BUNDLE_FRONT_MATTER` and it has no training rows (``metrics.jsonl``)."""
+    card = Path(folder) / "README.md"
+    if not card.is_file() or (Path(folder) / "metrics.jsonl").exists():
+        return False
+    front = BUNDLE_FRONT_MATTER.encode()
+    with card.open("rb") as handle:
+        return handle.read(len(front)) == front
+
+
+def outside_bundle(bundle: str | Path, where: Path) -> Path:
+    """``where/<bundle name>``: the default folder of what is made from ``bundle``
+    (:data:`BUNDLE_EVALUATIONS`, :data:`BUNDLE_REPORTS`)."""
+    return Path(where) / Path(bundle).resolve().name

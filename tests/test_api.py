@@ -73,7 +73,8 @@ def test_import_gdi_names_the_public_api_without_importing_torch():
     out = subprocess.run([sys.executable, "-c", "import json; " + code], capture_output=True,
                          text=True, check=True).stdout
     names, torch_imported = json.loads(out)
-    assert names == ["Agent", "Callback", "Config", "envs", "load_agent", "presets", "train"]
+    assert names == ["Agent", "Callback", "Config", "envs", "load_agent", "presets", "resume",
+                     "train"]
     assert not torch_imported
     import gdi.agent
     import gdi.config
@@ -82,6 +83,7 @@ def test_import_gdi_names_the_public_api_without_importing_torch():
     import gdi.runtime.callbacks
 
     assert gdi.train is gdi.api.train and gdi.load_agent is gdi.api.load_agent
+    assert gdi.resume is gdi.api.resume
     assert gdi.Agent is gdi.api.Agent and issubclass(gdi.Agent, gdi.agent.Agent)
     assert gdi.Config is gdi.config.Config
     assert gdi.Callback is gdi.runtime.callbacks.Callback
@@ -176,6 +178,84 @@ def test_a_run_clears_the_stop_a_reused_callback_asked_for_before():
     assert stopper.stop_reason == "StopAfterEpisodes asked to stop"
     Callbacks([stopper])
     assert stopper.stop_reason is None
+
+
+class StopAfterRows(gdi.Callback):
+    def __init__(self, rows: int) -> None:
+        self.rows = rows
+        self.seen = 0
+
+    def on_log(self, row):
+        self.seen += 1
+        if self.seen == self.rows:
+            self.stop_training(f"{self.seen} rows")
+
+
+def metrics_rows(run) -> list[dict]:
+    """metrics.jsonl's rows without their timings (``perf/``), which no two runs share."""
+    return [{k: v for k, v in json.loads(line).items() if not k.startswith("perf/")}
+            for line in (run / "metrics.jsonl").read_text().splitlines()]
+
+
+def test_resume_continues_a_stopped_run_to_its_budget_as_if_it_had_not_stopped(tmp_path):
+    budget = 2 * BUDGET
+    whole = tiny_train(tmp_path / "whole", frames=budget)
+    stopped = tiny_train(tmp_path / "stopped", frames=budget, callbacks=[StopAfterRows(3)])
+    before = metrics_rows(stopped.run_dir)
+    assert stopped.frames < budget and [row["frames"] for row in before][-1] == stopped.frames
+    recorder = Recorder()
+    resumed = gdi.resume(stopped.run_dir, callbacks=[recorder], progress=False,
+                         tensorboard=False)
+    assert isinstance(resumed, gdi.Agent) and resumed.run_dir == stopped.run_dir
+    assert resumed.frames == whole.frames >= budget
+    assert resumed.checkpoint == latest_checkpoint(stopped.run_dir)
+    after = metrics_rows(stopped.run_dir)
+    # The rows before the stop are kept; the new ones continue from the checkpoint's frames
+    # and learner steps, on the schedule of the run that never stopped, to the same numbers
+    # (the inline backend repeats the same computations).
+    assert after[:len(before)] == before and after[len(before)]["frames"] > stopped.frames
+    assert after == metrics_rows(whole.run_dir)
+    # The callbacks hear the resumed part alone: from past the checkpoint to the end.
+    assert min(event[1] for event in recorder.events) > stopped.frames
+    assert recorder.events[-1] == ("checkpoint", resumed.frames, resumed.checkpoint)
+    # A finished run has nothing to resume without a larger budget; with one it trains on.
+    with pytest.raises(ValueError, match="already finished at"):
+        gdi.resume(stopped.run_dir, progress=False, tensorboard=False)
+    # The run's own values are accepted: a script may repeat its gdi.train arguments.
+    further = gdi.resume(stopped.run_dir, frames=budget + 160, preset="gdi-i3",
+                         env="gym:CartPole-v1", seed=3, progress=False, tensorboard=False,
+                         **TINY_FIELDS)
+    assert further.frames >= budget + 160 > resumed.frames
+
+
+@pytest.fixture(scope="module")
+def stopped_run(tmp_path_factory):
+    """A run a callback stopped early: what resumes refuse leaves it as it is."""
+    run = tmp_path_factory.mktemp("stopped") / "run"
+    tiny_train(run, frames=20_000, callbacks=[StopAfterEpisodes(3)])
+    return run
+
+
+@pytest.mark.parametrize("arguments, message", [
+    ({"preset": "gdi-h3"}, "conflicting options: {'preset': ('gdi-i3', 'gdi-h3')}"),
+    ({"env": "gym:Acrobot-v1", "seed": 4},
+     "conflicting options: {'env': ('gym:CartPole-v1', 'gym:Acrobot-v1'), 'seed': (3, 4)}"),
+    ({"learning": "policy-head"}, "conflicting options: {'learning': ('paper', 'policy-head')}"),
+    ({"search": "table"}, "conflicting options: {'search': ('its meta_kwargs', 'table')}"),
+    ({"torso": "nature"}, "differs from its checkpoint's in torso ('mlp' → 'nature')"),
+    ({"frames": 1.5}, "frames=1.5 is not a whole number; allowed: an integer"),
+    ({"batchsize": 4}, "batchsize: unknown config field; did you mean batch_size?"),
+])
+def test_a_resume_that_would_change_what_the_run_learns_is_one_line(stopped_run, arguments,
+                                                                   message):
+    run = stopped_run
+    files = {p: p.read_bytes() for p in run.rglob("*") if p.is_file()}
+    with pytest.raises(ValueError) as error:
+        gdi.resume(run, progress=False, tensorboard=False, **arguments)
+    assert message in str(error.value) and "\n" not in str(error.value)
+    if "conflicting" in message:
+        assert str(error.value).startswith(f"gdi.resume continues {run} with its saved config; ")
+    assert {p: p.read_bytes() for p in run.rglob("*") if p.is_file()} == files
 
 
 def test_predict_gives_pi_lambdas_actions_for_one_observation_or_a_batch(trained):

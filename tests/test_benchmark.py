@@ -107,6 +107,49 @@ def test_a_bad_grid_is_one_line_naming_what_is_wrong(tmp_path, capsys, text, sai
     assert said in one_line_error(["benchmark", "run", str(path)], capsys)
 
 
+def test_a_settings_label_names_the_scale_and_learning_its_runs_ran_with(tmp_path):
+    """Each setting is named by the scale and learning its runs' config.json records, else by
+    what gdi train resolves for each environment; one that differs between environments is
+    listed with each environment's."""
+    from gdi.benchmark.report import write_grid_report
+    from gdi.presets import resolve_config
+
+    path = tmp_path / "mixed.toml"
+    path.write_text(
+        "frames = 1000\nseeds = [0]\nenvs = ['gym:CartPole-v1', 'minatar:breakout', "
+        "'ale:Breakout']\n[settings.plain]\npreset = 'gdi-i3'\n"
+        "[settings.head]\npreset = 'gdi-i3'\nlearning = 'policy-head'\nset = ['seq_len=8']\n"
+        "records = 'results/{setting}/{env}-{seed}'\n")
+    grid = load_grid(path)
+    lines = write_grid_report(grid).lines
+    assert "- **plain (gdi-i3, scale gym on gym:CartPole-v1, minatar on minatar:breakout, ale on "\
+        "ale:Breakout, learning paper)**" in lines
+    assert "- **head (gdi-i3, scale gym on gym:CartPole-v1, minatar on minatar:breakout, ale on "\
+        "ale:Breakout, learning policy-head, seq_len=8)**" in lines
+    # A run's own config.json names it (here its kept records: a run made at the ale-cpu
+    # scale, whose default learning is policy-head-ale), wherever the grid is silent.
+    records = next(c.records for c in grid.cells() if c.setting.name == "head"
+                   and c.env == "ale:Breakout")
+    records.mkdir(parents=True)
+    (records / "config.json").write_text(json.dumps(
+        resolve_config("gdi-i3", "ale:Breakout", "ale-cpu", learning="policy-head").to_dict()))
+    assert "- **head (gdi-i3, scale gym on gym:CartPole-v1, minatar on minatar:breakout, "\
+        "ale-cpu on ale:Breakout, learning policy-head, seq_len=8)**" in \
+        write_grid_report(grid).lines
+    # One scale for every environment: one name.
+    atari = tmp_path / "atari.toml"
+    atari.write_text("frames = 1000\nseeds = [0]\nenvs = ['ale:Breakout', 'ale:Boxing']\n"
+                     "[settings.cpu]\npreset = 'gdi-i3'\nscale = 'ale-cpu'\n")
+    assert "- **cpu (gdi-i3, scale ale-cpu, learning policy-head-ale)**" in \
+        write_grid_report(load_grid(atari)).lines
+    # A scale that is not for an environment's kind is one line naming it and what is allowed.
+    atari.write_text("frames = 1000\nseeds = [0]\nenvs = ['gym:CartPole-v1']\n"
+                     "[settings.cpu]\npreset = 'gdi-i3'\nscale = 'ale-cpu'\n")
+    with pytest.raises(ValueError, match="scale 'ale-cpu' is for ale: environments, not "
+                                         "'gym:CartPole-v1'; allowed for gym: gym"):
+        write_grid_report(load_grid(atari))
+
+
 def test_a_missing_grid_file_is_one_line(tmp_path, capsys):
     assert "no grid file" in one_line_error(["benchmark", "status", str(tmp_path / "no.toml")],
                                             capsys)
@@ -242,6 +285,9 @@ def test_a_grid_survives_a_kill_and_a_move_and_reports_beside_its_peer(tmp_path,
     text = (report / "report.md").read_text()
     assert (report / "benchmark.png").stat().st_size > 10_000
     assert "| gym:CartPole-v1 | gdi | 2 |" in text and "| gym:Acrobot-v1 | peer | 2 |" in text
+    # The setting by the names its runs' config.json records, not the grid's silence.
+    label = "- **gdi (gdi-i3, scale gym, learning paper, envs_per_actor=4, burn_in=2,"
+    assert label in text
     # Each peer episode is its gdi twin less 1: gdi beats the peer in every pair of the same
     # seed, so P(gdi > peer) is at least one half on each game; the scores are exact.
     assert "P(gdi > peer)" in text
@@ -267,6 +313,7 @@ def test_a_grid_survives_a_kill_and_a_move_and_reports_beside_its_peer(tmp_path,
     said = capsys.readouterr().out
     assert "4 of 4 runs done" in said and "starting" not in said
     main(["benchmark", "report", str(third / "tiny.toml")])
+    assert label in (third / "runs" / "tiny" / "report" / "report.md").read_text()
     with (third / "runs" / "tiny" / "report" / "runs.csv").open() as f:
         kept_rows = list(csv.DictReader(f))
     assert [{k: v for k, v in r.items() if k != "source"} for r in kept_rows] == \

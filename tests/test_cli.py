@@ -5,6 +5,7 @@
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -47,7 +48,8 @@ def test_set_given_twice_keeps_every_value(capsys):
     out = " ".join(capsys.readouterr().out.split())
     for field, value in (("discount", "0.95"), ("batch_size", "8"), ("entropy_scale", "0.01"),
                          ("seed", "3")):
-        assert re.search(rf"│ {field} +│ {re.escape(value)} +│", out), field
+        # A row per field, or (narrower than the table) a block per field.
+        assert re.search(rf"│ {field} +│ (value +│ )?{re.escape(value)} +│", out), field
 
 
 @pytest.mark.parametrize("args, merged", [
@@ -162,11 +164,13 @@ def test_the_options_checked_are_those_each_command_takes():
 
 def whole_words(text: str, cells: list[str], width: int = 80) -> list[str]:
     """The words of ``cells`` that ``text`` does not show whole on one line, and any line wider
-    than ``width``."""
+    than ``width`` terminal cells (a combining mark, ρ̄'s bar, takes none)."""
+    from rich.cells import cell_len
+
     lines = text.splitlines()
     broken = [word for cell in cells for word in cell.split()
               if not any(word in line for line in lines)]
-    return broken + [line for line in lines if len(line) > width]
+    return broken + [line for line in lines if cell_len(line) > width]
 
 
 def test_presets_and_scales_fit_80_columns_without_breaking_a_word(capsys, monkeypatch):
@@ -183,6 +187,23 @@ def test_presets_and_scales_fit_80_columns_without_breaking_a_word(capsys, monke
     monkeypatch.setenv("COLUMNS", "240")  # a wide terminal gets the paper's table, a row each
     main(["presets"])
     assert re.search(r"│ gdi-i3 +│ GDI-I³ +│", capsys.readouterr().out)
+
+
+@pytest.mark.parametrize("env, scale", [("ale:Breakout", "ale-cpu"), ("gym:CartPole-v1", None)])
+def test_config_fits_80_columns_without_breaking_a_word(env, scale, capsys, monkeypatch):
+    from gdi.config import field_docs
+    from gdi.presets import LEARNING_NOTES, SCALE_NOTES, resolve_config
+
+    monkeypatch.setenv("COLUMNS", "80")
+    main(["config", "--env", env, *(["--scale", scale] if scale else [])])
+    resolved = resolve_config("gdi-i3", env, scale)
+    docs = field_docs()
+    cells = [text for name, value in resolved.to_dict().items()
+             for text in (name, repr(value), docs.get(name, ""))]
+    out = capsys.readouterr().out
+    assert whole_words(out, [*cells, SCALE_NOTES[resolved.scale],
+                             LEARNING_NOTES[resolved.learning]]) == []
+    assert "docs/learning-per-frame.md)." in out  # a word wider than a narrow column's
 
 
 def test_benchmark_status_fits_80_columns_and_says_where_the_folders_are(
@@ -261,11 +282,16 @@ def bundle(tmp_path_factory):
     return export_agent(run, folder / "breakout-bundle", video=False).path
 
 
+def bundle_files(bundle) -> dict:
+    """Every file of ``bundle``, by its path in it, with its bytes."""
+    return {p.relative_to(bundle): p.read_bytes() for p in bundle.rglob("*") if p.is_file()}
+
+
 def test_evaluating_a_bundle_leaves_it_as_exported(bundle, tmp_path, capsys, monkeypatch):
     from tests.runtime.helpers import one_line_error
 
     def files() -> dict:
-        return {p.relative_to(bundle): p.read_bytes() for p in bundle.rglob("*") if p.is_file()}
+        return bundle_files(bundle)
 
     before = files()
     monkeypatch.chdir(tmp_path)
@@ -294,3 +320,44 @@ def test_evaluating_a_bundle_leaves_it_as_exported(bundle, tmp_path, capsys, mon
         ["evaluate", str(bundle.parent / "run"), "--out", "x"], capsys)
     one_line_error(["evaluate", str(bundle), "--policy", "fixed", "--out", "new/deep"], capsys)
     assert not (tmp_path / "new").exists() and files() == before
+
+
+def test_a_bundle_evaluated_from_python_is_left_as_exported(bundle, tmp_path, monkeypatch):
+    """``gdi.agent.evaluate_checkpoint`` files a bundle's evaluation where ``gdi evaluate``
+    does (evaluations/<bundle name>, or ``out``), never in the bundle; ``out`` with a run is
+    refused in one line."""
+    from gdi.agent import evaluate_checkpoint
+
+    before = bundle_files(bundle)
+    monkeypatch.chdir(tmp_path)
+    path, results = evaluate_checkpoint(bundle, episodes=2, envs=2)
+    assert path == Path("evaluations/breakout-bundle/eval/ckpt_000000000808.json")
+    assert path.is_file() and len(results) == 2 and bundle_files(bundle) == before
+    assert (path.parent.parent / "config.json").read_bytes() == before[Path("config.json")]
+    elsewhere, _ = evaluate_checkpoint(bundle, episodes=2, envs=2, policy="greedy",
+                                       out=tmp_path / "mine")
+    assert elsewhere == tmp_path / "mine" / "eval_greedy" / "ckpt_000000000808.json"
+    assert elsewhere.is_file() and bundle_files(bundle) == before
+    with pytest.raises(ValueError) as refused:
+        evaluate_checkpoint(bundle.parent / "run", episodes=2, out=tmp_path / "x")
+    assert str(refused.value) == (
+        f"out={str(tmp_path / 'x')!r} (--out): a run's evaluations are filed in the run "
+        f"({bundle.parent / 'run'}/eval, which its reports read); allowed: out only with a "
+        "bundle of gdi export")
+    assert not (tmp_path / "x").exists()
+
+
+def test_a_bundles_report_goes_outside_it(bundle, tmp_path, capsys, monkeypatch):
+    from tests.runtime.helpers import one_line_error
+
+    before = bundle_files(bundle)
+    monkeypatch.chdir(tmp_path)
+    main(["report", str(bundle)])
+    assert capsys.readouterr().out.startswith("report: reports/breakout-bundle/report.md (")
+    assert (tmp_path / "reports" / "breakout-bundle" / "report.md").is_file()
+    assert bundle_files(bundle) == before and not (bundle / "report").exists()
+    err = one_line_error(["report", str(bundle), "--out", str(bundle / "report")], capsys)
+    assert err == (f"gdi: error: out {bundle / 'report'} lies inside {bundle}, a bundle of gdi "
+                   "export, which is kept as exported; allowed: a folder outside it (default "
+                   "reports/breakout-bundle)")
+    assert bundle_files(bundle) == before and not (bundle / "report").exists()

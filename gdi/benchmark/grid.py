@@ -68,12 +68,28 @@ class Setting:
     folder: str = DEFAULT_FOLDER
     records: str | None = None
 
-    def label(self) -> str:
-        """What ran, in one line: the preset, the scale, the learning reading and every
-        override (runs that differ in any of these are never one curve)."""
-        parts = [self.preset, f"scale {self.scale or 'default'}",
-                 f"learning {self.learning or 'default'}", *self.overrides]
+    def label(self, names: Mapping[str, Sequence[tuple[str, str]]]) -> str:
+        """What ran, in one line: the preset, the scale and the learning reading by their real
+        names, and every override (runs that differ in any of these are never one curve).
+        ``names``: each environment's (scale, learning), as its runs ran or would run
+        (``gdi.benchmark.report.setting_names``); one that differs between environments is
+        listed with the environments of each: ``scale gym on gym:CartPole-v1, minatar on
+        minatar:breakout``."""
+        parts = [self.preset, _by_env("scale", names, 0), _by_env("learning", names, 1),
+                 *self.overrides]
         return f"{self.name} ({', '.join(parts)})"
+
+
+def _by_env(what: str, names: Mapping[str, Sequence[tuple[str, str]]], i: int) -> str:
+    """``what`` and its value, or each value with the environments that have it."""
+    envs_of: dict[str, list[str]] = {}
+    for env, pairs in names.items():
+        for pair in pairs:
+            envs_of.setdefault(pair[i], []).append(env)
+    if len(envs_of) == 1:
+        return f"{what} {next(iter(envs_of))}"
+    return f"{what} " + ", ".join(f"{value} on {' and '.join(envs)}"
+                                  for value, envs in envs_of.items())
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ interval pools runs of different settings either.
 from __future__ import annotations
 
 import csv
+import json
 import os
 import textwrap
 from dataclasses import dataclass
@@ -33,7 +34,7 @@ from gdi.benchmark.curves import (
     read_gdi_curve,
     read_peer_curve,
 )
-from gdi.benchmark.grid import Grid
+from gdi.benchmark.grid import Grid, Setting
 from gdi.benchmark.state import grid_states
 from gdi.evaluation.aggregates import (
     REPS,
@@ -93,9 +94,40 @@ def interval(values) -> Interval:
     return Interval(float(band.mean[0]), float(band.low[0]), float(band.high[0]))
 
 
+def setting_names(grid: Grid, setting: Setting) -> dict[str, list[tuple[str, str]]]:
+    """Each environment's (scale, learning) for ``setting``: the names its runs' own
+    config.json records (run folder, else kept records), read as ``gdi report`` reads them
+    (``gdi.presets.setting.run_setting``); for an environment with no run yet, what ``gdi
+    train`` would resolve (the kind's default scale, the scale's default learning, unless the
+    setting names them). Several when its runs disagree."""
+    from gdi.presets import learning_for, scale_for
+    from gdi.presets.setting import run_setting
+
+    names: dict[str, list[tuple[str, str]]] = {}
+    for cell in grid.cells():
+        if cell.setting is not setting:
+            continue
+        found = names.setdefault(cell.env, [])
+        for folder in (cell.folder, cell.records):
+            if folder is None or not (folder / "config.json").is_file():
+                continue
+            try:
+                ran = run_setting(json.loads((folder / "config.json").read_text("utf-8")))
+            except (OSError, ValueError):  # unreadable: the run is named by the grid instead
+                continue
+            if (ran.scale, ran.learning) not in found:
+                found.append((ran.scale, ran.learning))
+            break
+    for env, found in names.items():
+        if not found:
+            scale = scale_for(env, setting.scale)
+            found.append((scale, learning_for(scale, setting.learning)))
+    return names
+
+
 def collect(grid: Grid, at: int) -> tuple[list[System], dict[tuple[str, str], GameRuns]]:
     """Every system's curves per environment, split by whether they reached ``at`` frames."""
-    systems = [System(s.name, s.label(), False) for s in grid.settings]
+    systems = [System(s.name, s.label(setting_names(grid, s)), False) for s in grid.settings]
     systems += [System(p.name, f"{p.name} (peer, curves from "
                                f"{os.path.normpath(grid.path.parent / p.folder)})", True)
                 for p in grid.peers]

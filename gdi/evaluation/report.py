@@ -29,7 +29,7 @@ from gdi.evaluation.games import is_atari57, spec_to_game
 from gdi.evaluation.paper_scores import DEFAULT_COMPARE, algorithm
 from gdi.evaluation.report_io import ReportFiles
 from gdi.presets.setting import RunSetting, run_setting, value_text
-from gdi.run_files import list_checkpoints
+from gdi.run_files import BUNDLE_REPORTS, is_bundle, list_checkpoints, outside_bundle
 from gdi.scores import CONFIG_FILE, EVAL_DIR, RunEvals, load_run
 
 # Resamples of a learning-curve band: one bootstrap per environment, so fewer than for the
@@ -84,8 +84,12 @@ def parse_compare(compare: str | Sequence[str]) -> tuple[str, ...]:
 
 
 def default_out_dir(run_dirs: Sequence[Path]) -> Path:
-    """``RUN/report`` for one run; ``report`` in the runs' common parent folder otherwise."""
+    """``RUN/report`` for one run, ``reports/<bundle name>`` for a bundle of ``gdi export``
+    (``gdi.run_files.BUNDLE_REPORTS``: a bundle is never written into); ``report`` in the
+    runs' common parent folder otherwise."""
     if len(run_dirs) == 1:
+        if is_bundle(run_dirs[0]):
+            return outside_bundle(run_dirs[0], BUNDLE_REPORTS)
         return Path(run_dirs[0]) / "report"
     parent = Path(os.path.commonpath([Path(r).resolve().parent for r in run_dirs]))
     return parent / "report"
@@ -464,7 +468,14 @@ def write_report(
     if not runs:
         raise ValueError(f"nothing to report: none of the {len(paths)} run folders could be "
                          "read (" + "; ".join(skipped) + ")")
-    files = ReportFiles(Path(out_dir) if out_dir is not None else default_out_dir(paths))
+    out = Path(out_dir) if out_dir is not None else default_out_dir(paths)
+    bundle = next((p for p in paths if is_bundle(p)
+                   and out.resolve().is_relative_to(p.resolve())), None)
+    if bundle is not None:
+        raise ValueError(f"out {out} lies inside {bundle}, a bundle of gdi export, which is "
+                         "kept as exported; allowed: a folder outside it (default "
+                         f"{outside_bundle(bundle, BUNDLE_REPORTS)})")
+    files = ReportFiles(out)
     atari = [r for r in runs if is_atari57(r.env)]
     other = [r for r in runs if not is_atari57(r.env)]
     text = ["# gdi evaluation report", ""]
