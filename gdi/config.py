@@ -99,7 +99,7 @@ NAMED_BY_OPTION = ("scale", "learning")
 
 #: Fields that say where and how a run runs (its machine, backend, threads, fault budgets,
 #: checkpoints, tracking), never what it learns: a resume may change them
-#: (``gdi.runtime.wiring.RESUMABLE_FIELDS``) and runs that differ only in them are seeds of one
+#: (``gdi.runtime.lifecycle.RESUMABLE_FIELDS``) and runs that differ only in them are seeds of one
 #: agent (``gdi.presets.setting.NOT_WHAT_IT_LEARNS``, read by ``gdi report``).
 PLACEMENT_FIELDS = (
     "backend", "ray_address", "ray_cpus_per_actor", "ray_placement", "torch_threads",

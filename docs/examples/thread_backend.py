@@ -53,16 +53,21 @@ class ThreadBackend:
 
     restarts = 0  # a failed actor ends the run: nothing is restarted
 
-    def __init__(self, config, env_config, shapes, learner, stop=None) -> None:
+    def __init__(self, config, env_config, shapes, stop=None) -> None:
         self.config = config
         self.num_actors = self.parallel_actors = config.num_actors
-        self.server = LockedParameterServer(learner.net)
         self.actors = [build_actor(config, i, shapes, env_config=env_config)
                        for i in range(config.num_actors)]
         self._asks = [queue.SimpleQueue() for _ in self.actors]  # True: act a window; None: stop
         self._done: queue.SimpleQueue = queue.SimpleQueue()  # (actor id, Window or exception)
         self._busy: set[int] = set()
         self._threads: list[threading.Thread] = []
+
+    def parameter_server(self, module: torch.nn.Module) -> LockedParameterServer:
+        return LockedParameterServer(module)
+
+    def pull_from(self, server: LockedParameterServer) -> None:
+        self.server = server  # the run's, made by parameter_server
 
     def start(self, controller_state, checkpoint: dict | None, stop=None) -> list[str]:
         for actor in self.actors:

@@ -61,6 +61,22 @@ def progress_bar(console: Console) -> TwoLineProgress:
     )
 
 
+class Warnings:
+    """Warnings for the user, queued by the parts of a run as they arise and shown with the
+    next progress report (``take``)."""
+
+    def __init__(self) -> None:
+        self._queued: list[str] = []
+
+    def warn(self, *messages: str) -> None:
+        self._queued.extend(messages)
+
+    def take(self) -> list[str]:
+        """The warnings since the last call."""
+        taken, self._queued = self._queued, []
+        return taken
+
+
 class TrainingProgress:
     """Fields: frames done of the budget; frames/s since the first window of experience
     arrived (start-up excluded: until a second update there is no rate, shown as -, nor a time

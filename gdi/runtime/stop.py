@@ -34,6 +34,11 @@ STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 INLINE_STOP_GRACE_S = 10.0
 
 
+class StoppedDuringStartUp(Exception):
+    """A stop request taken up while a part of the run was being built (a Ray cluster being
+    reached): start-up ends there, with nothing trained and no run folder made."""
+
+
 class StepHung(RunFailure):
     """A stop signal was not taken up within the watchdog's seconds: a step that hangs."""
 

@@ -73,8 +73,6 @@ def test_half_a_window_then_the_senders_end_leaves_the_reader_an_end_of_pipe():
 
 
 def local_backend(**overrides):
-    from types import SimpleNamespace
-
     from gdi.envs import resolve_env
     from gdi.runtime.backends.local import LocalBackend
     from gdi.runtime.components import build_network, env_shapes
@@ -82,8 +80,9 @@ def local_backend(**overrides):
     config = tiny_config(env="minatar:breakout", backend="local", **overrides)
     env_config = resolve_env(config.env)
     shapes = env_shapes(env_config, config.seed)
-    return LocalBackend(config, env_config, shapes,
-                        SimpleNamespace(net=build_network(config, shapes)))
+    backend = LocalBackend(config, env_config, shapes)
+    backend.pull_from(backend.parameter_server(build_network(config, shapes)))
+    return backend
 
 
 def test_a_stopped_actor_is_named_and_replaced_and_never_blocks_the_learner():

@@ -9,8 +9,9 @@ import pytest
 from gdi.presets import resolve_config
 from gdi.run_spec import BACKENDS as CONFIG_BACKENDS
 from gdi.runtime.backends.base import BACKENDS, backend_class
+from gdi.runtime.lifecycle import RESUMABLE_FIELDS
 from gdi.runtime.run_folder.checkpoint import latest_checkpoint, list_checkpoints, load_checkpoint
-from gdi.runtime.wiring import RESUMABLE_FIELDS, train
+from gdi.runtime.wiring import train
 from tests.runtime.helpers import tiny_config, train_until
 
 
@@ -98,13 +99,11 @@ def test_inline_resume_of_a_local_checkpoint_says_what_starts_afresh(tmp_path):
     cut = train_until(config, tmp_path / "run", 600)
     backend = backend_class("inline")
     from gdi.envs import resolve_env
-    from gdi.runtime.components import build_network, env_shapes
-    from gdi.runtime.learning.learner import Learner
+    from gdi.runtime.components import env_shapes
 
     env_config = resolve_env(config.env)
     shapes = env_shapes(env_config, 0)
-    inline = backend(config.replace(backend="inline"), env_config, shapes,
-                     Learner(config, build_network(config, shapes)))
+    inline = backend(config.replace(backend="inline"), env_config, shapes)
     payload = load_checkpoint(latest_checkpoint(cut.run_dir))
     warnings = inline.start(payload["controllers"].__getitem__, payload)
     assert any("start afresh" in w for w in warnings)

@@ -85,10 +85,10 @@ def test_threads_started_after_the_flush_flush_too():
 
 
 def test_training_flushes_denormals_and_restores_the_default_after(tmp_path, monkeypatch):
-    from gdi.runtime import wiring
+    from gdi.runtime import lifecycle, wiring
     from tests.runtime.helpers import tiny_config
 
     calls = []
-    monkeypatch.setattr(wiring, "flush_denormals", lambda on=True: calls.append(on))
+    monkeypatch.setattr(lifecycle, "flush_denormals", lambda on=True: calls.append(on))
     wiring.train(tiny_config(frames=200), run_dir=tmp_path / "run", show_progress=False)
     assert calls == [True, False]

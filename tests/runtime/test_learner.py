@@ -13,8 +13,11 @@ from gdi.runtime.acting.actor import Actor
 from gdi.runtime.components import build_collector, build_controller, build_network, env_shapes
 from gdi.runtime.errors import LearnerDiverged
 from gdi.runtime.learning.learner import Learner
+from gdi.runtime.learning.log import TrainingLog
 from gdi.runtime.learning.parameter_server import InlineParameterServer
-from gdi.runtime.learning.trainer import Trainer
+from gdi.runtime.learning.updates import DivergenceWatch, LearnerUpdates
+from gdi.runtime.progress import Warnings
+from gdi.runtime.run_folder.run_dir import MetricsWriter
 from gdi.runtime.storage.sequences import SequenceBatch
 from tests.nets.helpers import summed_terms
 from tests.runtime.cutting import actor_window
@@ -87,24 +90,30 @@ def test_non_finite_gradient_with_a_finite_loss_is_skipped():
     assert not learner.optimizer.state
 
 
-def make_trainer(tmp_path, config, env_config, learner):
-    index_names = get_policy_space(config.policy_space).index_names
-    return Trainer(config, env_config, tmp_path, learner, InlineParameterServer(learner.net),
-                   build_collector(config, env_config), index_names, tensorboard=False)
+def learner_updates(tmp_path, config, env_config, learner):
+    """The learner side's updates (``LearnerUpdates``) with their collector and warnings."""
+    writer = MetricsWriter(tmp_path, tensorboard=False)
+    log = TrainingLog(config, writer, get_policy_space(config.policy_space).index_names)
+    warnings = Warnings()
+    watch = DivergenceWatch(learner, warnings, config.env, config.skipped_updates_max)
+    collector = build_collector(config, env_config)
+    updates = LearnerUpdates(collector, learner, InlineParameterServer(learner.net), log,
+                             watch, config.burn_in, config.push_every)
+    return updates, collector, warnings
 
 
 def test_trainer_reports_a_streak_of_skipped_steps_once(tmp_path):
     config, env_config, learner, actor = setup()
-    trainer = make_trainer(tmp_path, config, env_config, learner)
+    updates, collector, warnings = learner_updates(tmp_path, config, env_config, learner)
     before = parameters(learner.net)
     for _ in range(2):  # min_replay = 8 sequences, 4 per window
-        trainer.ingest(poisoned(next_window(actor)))
-    attempted = trainer.train_while_ready()
+        collector.add(poisoned(next_window(actor)))
+    attempted = updates.while_ready(frames=0, progress=0.0)
 
     assert attempted >= 2
     # The batch's NaN rewards are named with the environment (issue 45 item 11: the run
     # blamed learning_rate for what the environment gave).
-    assert trainer.take_messages() == [
+    assert warnings.take() == [
         "learner step 0: non-finite loss or gradient, update skipped (parameters unchanged; "
         f"in the batch from gym:CartPole-v1: {config.batch_size} of "  # each last reward
         f"{(config.burn_in + config.seq_len) * config.batch_size} reward values are NaN); "
@@ -113,31 +122,28 @@ def test_trainer_reports_a_streak_of_skipped_steps_once(tmp_path):
     ]
     assert learner.steps == 0 and learner.skipped == attempted
     assert all(torch.equal(a, b) for a, b in zip(before, parameters(learner.net), strict=True))
-    trainer.close()
 
 
 def test_a_learner_that_skips_every_update_stops_the_run(tmp_path):
     config, env_config, learner, actor = setup()
     config = config.replace(skipped_updates_max=3)
-    trainer = make_trainer(tmp_path, config, env_config, learner)
+    updates, collector, _ = learner_updates(tmp_path, config, env_config, learner)
     for _ in range(4):
-        trainer.ingest(poisoned(next_window(actor)))
+        collector.add(poisoned(next_window(actor)))
     with pytest.raises(LearnerDiverged, match="skipped 3 consecutive updates") as stopped:
-        trainer.train_while_ready()
+        updates.while_ready(frames=0, progress=0.0)
     assert "the environment gym:CartPole-v1 gives non-finite data" in str(stopped.value)
     assert "learning rate is not the cause" in str(stopped.value)
-    assert learner.skipped == 3 and trainer.learner_intact  # resumable: checkpoint allowed
-    trainer.close()
+    assert learner.skipped == 3 and updates.intact  # resumable: checkpoint allowed
 
 
 def test_a_finite_update_ends_the_streak(tmp_path):
-    config, env_config, learner, _ = setup()
-    config = config.replace(skipped_updates_max=3)
-    trainer = make_trainer(tmp_path, config, env_config, learner)
+    _, _, learner, _ = setup()
+    warnings = Warnings()
+    watch = DivergenceWatch(learner, warnings, "gym:CartPole-v1", skipped_updates_max=3)
     for skipped in (True, True, False, True, True, False):
-        trainer._check_skipped(skipped)  # never three in a row: no error
-    assert len(trainer.take_messages()) == 2  # one warning per streak
-    trainer.close()
+        watch.check(skipped, frames=0)  # never three in a row: no error
+    assert len(warnings.take()) == 2  # one warning per streak
 
 
 def assert_same_step(got: dict, want: dict, learner: Learner, reference: Learner) -> None:

@@ -355,28 +355,22 @@ def test_the_learner_trains_on_the_old_tensors_and_applies_the_same_update(env):
 
 
 def test_training_hands_the_learner_frames_of_stacked_observations(tmp_path):
-    """The trainer samples its batches as frames (``stacked=False``): the stacks are rebuilt
+    """The learner side samples its batches as frames (``stacked=False``): the stacks are rebuilt
     by the learner, on its device, and the host never writes them."""
     from gdi.envs import resolve_env
-    from gdi.policy_space import get_policy_space
-    from gdi.runtime.components import build_collector, build_network
+    from gdi.runtime.components import build_network
     from gdi.runtime.learning.learner import Learner
-    from gdi.runtime.learning.parameter_server import InlineParameterServer
-    from gdi.runtime.learning.trainer import Trainer
+    from tests.runtime.test_learner import learner_updates
 
     config, shapes, want, _ = learner_batches("ale:Breakout")
     learner = Learner(config, build_network(config, shapes))
-    env_config = resolve_env(config.env)
-    trainer = Trainer(config, env_config, tmp_path, learner, InlineParameterServer(learner.net),
-                      build_collector(config, env_config),
-                      get_policy_space(config.policy_space).index_names, tensorboard=False)
+    updates, collector, _ = learner_updates(tmp_path, config, resolve_env(config.env), learner)
     received = []
     learner.step = lambda batch, progress: received.append(batch) or {}
-    while not trainer.collector.ready():
-        trainer.ingest(want)
-    assert trainer.train_while_ready() == len(received) > 0
+    while not collector.ready():
+        collector.add(want)
+    assert updates.while_ready(frames=0, progress=0.0) == len(received) > 0
     assert all(isinstance(batch, FrameBatch) for batch in received)
-    trainer.close()
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")

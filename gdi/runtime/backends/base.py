@@ -35,25 +35,40 @@ class ParameterServer(Protocol):
     def push(self, module: torch.nn.Module, version: int) -> None: ...
 
 
-#: Actor i's E as last reported (``None``: a fresh one): ``Trainer.controller_state``.
+#: Actor i's E as last reported (``None``: a fresh one): ``ActorRoster.controller_state``.
 ControllerStates = Callable[[int], "dict | None"]
 
 
 class Backend(Protocol):
+    """Built as ``cls(config, env_config, shapes, stop=stop)``: the actors of a run, where
+    they run and how their windows and θ travel. ``stop`` (the run's stop request) lets a
+    backend that waits while it is built (a Ray cluster being reached) give up on a Ctrl-C,
+    raising ``gdi.runtime.stop.StoppedDuringStartUp``."""
+
     server: ParameterServer
-    """Where the learner publishes parameters."""
+    """Where the learner publishes parameters (``pull_from``)."""
     num_actors: int
     parallel_actors: int
     """Actors that run at the same time, each with its own wall clock (1 when they take turns
     in this process): per-actor phase shares are averaged over them."""
 
+    def parameter_server(self, module: torch.nn.Module) -> ParameterServer:
+        """A parameter server holding ``module``'s θ as version 0, of the kind this backend's
+        actors read (a tensor in this process, shared memory, Ray's object store)."""
+        ...
+
+    def pull_from(self, server: ParameterServer) -> None:
+        """The parameter server the actors pull θ from (one of ``parameter_server``)."""
+        ...
+
     def start(self, controller_state: ControllerStates, checkpoint: dict | None,
               stop=None) -> list[str]:
         """Start the actors, actor i with its E ``controller_state(i)`` (``None``: a fresh
-        one); a backend that restarts failed actors asks it again then (the Trainer keeps each
-        actor's E as last reported). ``checkpoint`` is the payload resumed from, for backends
-        that restore more of it. A backend that waits for its actors to be placed gives up
-        early once ``stop.requested`` (a Ctrl-C). Returns warnings."""
+        one); a backend that restarts failed actors asks it again then (the learner side's
+        ``ActorRoster`` keeps each actor's E as last reported). ``checkpoint`` is the payload
+        resumed from, for backends that restore more of it. A backend that waits for its
+        actors to be placed gives up early once ``stop.requested`` (a Ctrl-C). Returns
+        warnings."""
         ...
 
     @property
@@ -86,7 +101,7 @@ class Backend(Protocol):
 
     def actor_states(self) -> list[dict] | None:
         """Every actor's whole state (environments, recurrent states, partial sequences, RNG)
-        for an exact resume, which ``Trainer.save`` adds to the checkpoint with the data
+        for an exact resume, which ``Checkpointing.save`` adds to the checkpoint with the data
         collector's contents; ``None`` for the parallel backends, whose windows in flight
         cannot be saved."""
         ...
@@ -180,6 +195,9 @@ class ParallelBackend:
         self._warnings: list[str] = []
         self._asked_at: list[float | None] = [None] * config.num_actors  # monotonic seconds
         self._started_at: list[float | None] = [None] * config.num_actors  # None: ready
+
+    def pull_from(self, server: ParameterServer) -> None:
+        self.server = server
 
     def _launch(self, i: int) -> None:
         """Start actor ``i`` (incarnation ``self.incarnations[i]``) with E

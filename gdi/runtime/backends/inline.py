@@ -9,6 +9,8 @@ always in actor order: the actor acts exactly when the learner has run out of da
 
 from __future__ import annotations
 
+import torch
+
 from gdi.config import Config
 from gdi.runtime.acting.actor import Window
 from gdi.runtime.backends.base import ControllerStates
@@ -20,13 +22,18 @@ class InlineBackend:
     parallel_actors = 1  # the actors take turns with the learner in this process
     restarts = 0  # an actor failure here is the learner's failure: nothing to restart
 
-    def __init__(self, config: Config, env_config, shapes, learner, stop=None) -> None:
+    def __init__(self, config: Config, env_config, shapes, stop=None) -> None:
         self.config = config
         self.num_actors = config.num_actors
-        self.server = InlineParameterServer(learner.net)
         self.actors = [build_actor(config, i, shapes, env_config=env_config)
                        for i in range(config.num_actors)]
         self._requested: list[int] = []  # actor ids, in the order asked
+
+    def parameter_server(self, module: torch.nn.Module) -> InlineParameterServer:
+        return InlineParameterServer(module)
+
+    def pull_from(self, server: InlineParameterServer) -> None:
+        self.server = server
 
     def start(self, controller_state: ControllerStates, checkpoint: dict | None,
               stop=None) -> list[str]:

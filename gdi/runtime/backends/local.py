@@ -175,11 +175,10 @@ def actor_process(
 
 
 class LocalBackend(ParallelBackend):
-    def __init__(self, config: Config, env_config, shapes, learner, stop=None) -> None:
+    def __init__(self, config: Config, env_config, shapes, stop=None) -> None:
         super().__init__(config)
         self.shapes = shapes
         self.context = torch_mp.get_context("spawn")
-        self.server = SharedParameterServer(learner.net, self.context)
         self.stopping = self.context.RawValue("b", 0)  # actors stop once it is 1
         self.processes: list = [None] * config.num_actors
         self.credits: list = [None] * config.num_actors
@@ -190,6 +189,9 @@ class LocalBackend(ParallelBackend):
         self.arrived: queue.Queue = queue.Queue()
         self.readers: list[threading.Thread] = []
         self.busy = [False] * config.num_actors  # a window is owed
+
+    def parameter_server(self, module: torch.nn.Module) -> SharedParameterServer:
+        return SharedParameterServer(module, self.context)
 
     def _launch(self, i: int) -> None:
         self.credits[i] = self.context.Semaphore(0)

@@ -42,6 +42,7 @@ from gdi.runtime.backends.base import ControllerStates, ParallelBackend
 from gdi.runtime.components import available_cores
 from gdi.runtime.errors import ActorFailure
 from gdi.runtime.learning.parameter_server import flatten_parameters, unflatten_parameters_into
+from gdi.runtime.stop import StoppedDuringStartUp
 
 #: Seconds to wait for the cluster to place every actor (at start-up, and again for an actor
 #: restarted after a failure) before saying it cannot.
@@ -223,7 +224,7 @@ class RayActor:
 
 
 class RayBackend(ParallelBackend):
-    def __init__(self, config: Config, env_config, shapes, learner, stop=None) -> None:
+    def __init__(self, config: Config, env_config, shapes, stop=None) -> None:
         super().__init__(config)
         self.ray = ray = import_ray()
         self.shapes = shapes
@@ -234,11 +235,13 @@ class RayBackend(ParallelBackend):
         self.placing: dict[int, tuple] = {}
         self.failed: dict[int, str] = {}  # restarted, not launched yet: actor id → its failure
         if not ray.is_initialized():
-            if not self._init(config, stop):
-                return  # stopped (Ctrl-C) while reaching the cluster: start-up ends here
+            if not self._init(config, stop):  # a Ctrl-C while reaching the cluster
+                raise StoppedDuringStartUp("stopped while reaching the Ray cluster")
             self.started_ray = True
-        self.server = ObjectStoreParameterServer(ray, learner.net)
         self.remote_class = ray.remote(RayActor)
+
+    def parameter_server(self, module: torch.nn.Module) -> ObjectStoreParameterServer:
+        return ObjectStoreParameterServer(self.ray, module)
 
     def _init(self, config: Config, stop) -> bool:
         """Connect to ``ray_address``, or start a Ray instance on this machine. Every way this

@@ -1,11 +1,13 @@
 """The evaluations a run plays while it trains (``TrainingEvaluation``, a part the trainer
 calls): every ``eval_every`` frames and at the end, each recorded in ``eval/`` and as a metrics
-row. λ comes from a copy of actor 0's E as last reported; evaluation never updates E.
+row, and heard by the user's callbacks. λ comes from a copy of actor 0's E as last reported;
+evaluation never updates E.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import nullcontext
 from pathlib import Path
 
 import numpy as np
@@ -14,8 +16,10 @@ import torch
 from gdi.config import Config
 from gdi.run_files import EVAL_DIR
 from gdi.runtime import seeds
-from gdi.runtime.acting.evaluator import POLICY_DESCRIPTION, play_episodes
+from gdi.runtime.acting.evaluator import POLICY_DESCRIPTION, Evaluation, play_episodes
+from gdi.runtime.callbacks import Callbacks
 from gdi.runtime.components import build_controller
+from gdi.runtime.learning.log import TrainingLog
 from gdi.runtime.run_folder.run_dir import MetricsWriter
 from gdi.scores import periodic_eval_name, write_eval_file
 
@@ -28,13 +32,20 @@ def final_evaluation_recorded(run_dir: Path, frames: int) -> bool:
 
 class TrainingEvaluation:
     """The evaluations a run plays while it trains: every ``eval_every`` frames (``due``) and
-    at its end, each written to ``eval/`` and as a metrics row (``eval/mean_return``). The
-    policy is the population's: λ drawn from a copy of actor 0's E as last reported, never
-    updated by evaluation."""
+    at its end (``final``), each written to ``eval/`` and as a metrics row
+    (``eval/mean_return``), then handed to the callbacks (``on_evaluation``); its time counts
+    as the run's ``eval`` phase in ``log``. The policy is the population's: λ drawn from a
+    copy of actor 0's E as last reported, never updated by evaluation. ``should_stop`` is
+    asked during the episodes, so that a stop request does not wait for them."""
 
-    def __init__(self, config: Config, env_config, run_dir: Path, writer: MetricsWriter) -> None:
+    def __init__(self, config: Config, env_config, run_dir: Path, writer: MetricsWriter,
+                 log: TrainingLog | None = None, callbacks: Callbacks | None = None,
+                 should_stop: Callable[[], bool] = lambda: False) -> None:
         self.config, self.env_config, self.run_dir, self.writer = (
             config, env_config, run_dir, writer)
+        self.log = log
+        self.callbacks = callbacks if callbacks is not None else Callbacks()
+        self.should_stop = should_stop
         #: The frames at which the next periodic evaluation is due (None: none are).
         self.next_due: int | None = config.eval_every if config.eval_every > 0 else None
         #: The last evaluation's record (its frames, mean return and episodes), or None.
@@ -51,6 +62,26 @@ class TrainingEvaluation:
         if controller_state is not None:
             controller.load_state_dict(controller_state)
         return controller
+
+    def run(self, net: torch.nn.Module, frames: int, controller_state: dict | None
+            ) -> dict | None:
+        """Play and record an evaluation of ``net`` at ``frames`` now, λ from
+        ``controller_state`` (actor 0's E), timed, and heard by the callbacks; None when a
+        stop request interrupted it (recording nothing)."""
+        with self.log.timed("eval") if self.log is not None else nullcontext():
+            played = self.play(net, frames, controller_state, self.should_stop)
+        if played is not None:
+            self.callbacks.evaluation(Evaluation(tuple(played["episodes"]), played["frames"]))
+        return played
+
+    def final(self, net: torch.nn.Module, frames: int, controller_state: dict | None
+              ) -> dict | None:
+        """The run's closing evaluation: the periodic one when it was made at these very
+        frames (a budget that is a multiple of ``eval_every``; playing it again would give the
+        same episodes, same network and seed), else a new one (``run``)."""
+        if self.latest is not None and self.latest["frames"] == frames:
+            return self.latest
+        return self.run(net, frames, controller_state)
 
     def play(self, net: torch.nn.Module, frames: int, controller_state: dict | None,
              should_stop: Callable[[], bool]) -> dict | None:

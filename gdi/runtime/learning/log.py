@@ -5,20 +5,23 @@ the learner process and in the actors), written every ``log_interval(config)`` f
 ``gdi.runtime.run_folder.run_dir.MetricsWriter``.
 
 A part the trainer calls: it adds what each step and window brings, asks ``due`` and calls
-``write``. Its accumulators are saved in checkpoints (``state_dict``, under the keys every
-checkpoint has used), so that a resumed run's next row covers the same span as the run
-that was not stopped.
+``write``, which also hands the row to the user's callbacks. Its accumulators are saved in
+checkpoints (``state_dict``, under the keys every checkpoint has used), so that a resumed
+run's next row covers the same span as the run that was not stopped.
 """
 
 from __future__ import annotations
 
 import time
 from collections import defaultdict, deque
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import numpy as np
 
 from gdi.config import Config
 from gdi.runtime.acting.actor import EpisodeRecord
+from gdi.runtime.callbacks import Callbacks
 from gdi.runtime.run_folder.run_dir import MetricsWriter
 
 #: The rows a short run's metrics.jsonl gets at least (when no window of experience spans two):
@@ -38,8 +41,9 @@ class TrainingLog:
     """Accumulates between rows and writes one row every ``log_interval(config)`` frames."""
 
     def __init__(self, config: Config, writer: MetricsWriter, index_names: tuple[str, ...],
-                 parallel_actors: int = 1) -> None:
+                 parallel_actors: int = 1, callbacks: Callbacks | None = None) -> None:
         self.config, self.writer, self.index_names = config, writer, index_names
+        self.callbacks = callbacks if callbacks is not None else Callbacks()
         self.parallel_actors = parallel_actors  # each with its own wall clock
         self.interval = log_interval(config)
         self.next_due = self.interval
@@ -68,6 +72,15 @@ class TrainingLog:
         """Seconds the learner process spent in ``phase`` (logged as perf/{phase}_share)."""
         self._timers[phase] += seconds
 
+    @contextmanager
+    def timed(self, phase: str) -> Iterator[None]:
+        """Time what runs inside as the learner process's ``phase`` (``add_time``)."""
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.add_time(phase, time.perf_counter() - start)
+
     def add_actor_times(self, phase_seconds: dict[str, float]) -> None:
         """Seconds an actor spent per phase (``Actor.take_phase_seconds``), logged as
         perf/actor_{phase}_share: the share of an actor's wall time, averaged over the
@@ -88,8 +101,8 @@ class TrainingLog:
 
     def write(self, frames: int, learner_steps: int, episodes: int, replay_size: int,
               actor_restarts: int) -> dict[str, float]:
-        """Write the row at ``frames`` and start the next span; returns the row (without its
-        ``frames``)."""
+        """Write the row at ``frames``, hand it to the callbacks (``on_log``) and start the
+        next span; returns the row (without its ``frames``)."""
         now = time.perf_counter()
         elapsed = max(now - self._last_time, 1e-9)
         row: dict[str, float] = {"learner_steps": learner_steps, "episodes": episodes}
@@ -123,6 +136,7 @@ class TrainingLog:
         self._last_time, self._last_frames, self._last_steps = now, frames, learner_steps
         while self.next_due <= frames:
             self.next_due += self.interval
+        self.callbacks.log({"frames": frames, **row})
         return row
 
     # --- checkpoints -----------------------------------------------------------------------------

@@ -109,6 +109,16 @@ class StageReservoir:
         self.seen[stage] += n
 
     # --- checkpoints and the run folder ----------------------------------------------------------
+    def add_new_states(self, sequences, burn_in: int, stride: int, progress: float,
+                       frames: int) -> None:
+        """The states the behavior policies visited in the learning part of ``sequences`` (a
+        ``SequenceBatch`` of the sequences just collected), each once: consecutive sequences
+        of an environment overlap by length − ``stride`` steps, so only their last
+        ``stride`` observations are new."""
+        start = max(burn_in, sequences.length - stride)
+        visited = sequences.obs[start : sequences.length]
+        self.add(visited.reshape(-1, *visited.shape[2:]), progress, frames)
+
     def state_dict(self) -> dict:
         return {
             "stages": self.stages,
