@@ -58,7 +58,7 @@ def window_shipping(env: str, trials: int = 50) -> list[dict]:
     from gdi.runtime.acting.actor import Actor
     from gdi.runtime.backends.local import _pack, _unpack
     from gdi.runtime.components import build_controller, build_network, env_shapes
-    from gdi.runtime.learning.parameter_server import InlineParameterServer
+    from gdi.runtime.training.parameter_server import InlineParameterServer
 
     config = resolve_config("gdi-i3", env)
     env_config = resolve_env(env)

@@ -18,14 +18,14 @@ import tempfile
 import time
 from pathlib import Path
 
-import gdi.runtime.learning.checkpointing
+import gdi.runtime.training.checkpointing
 from gdi.presets import resolve_config
 from gdi.runtime.wiring import train
 
 
 def timed_checkpoints(config, run_dir: Path) -> list[tuple[float, int]]:
     """(seconds, bytes) of every checkpoint the trainer writes while training ``config``."""
-    save = gdi.runtime.learning.checkpointing.save_checkpoint
+    save = gdi.runtime.training.checkpointing.save_checkpoint
     timings: list[tuple[float, int]] = []
 
     def timed_save(*args, **kwargs):
@@ -34,11 +34,11 @@ def timed_checkpoints(config, run_dir: Path) -> list[tuple[float, int]]:
         timings.append((time.perf_counter() - start, path.stat().st_size))
         return path
 
-    gdi.runtime.learning.checkpointing.save_checkpoint = timed_save
+    gdi.runtime.training.checkpointing.save_checkpoint = timed_save
     try:
         train(config, run_dir, show_progress=False, tensorboard=False)
     finally:
-        gdi.runtime.learning.checkpointing.save_checkpoint = save
+        gdi.runtime.training.checkpointing.save_checkpoint = save
     return timings
 
 

@@ -1,6 +1,6 @@
 """Learner speed levers (issue "time to score"), measured as ratios in one run.
 
-Each variant is a ``gdi.runtime.learning.learner.Learner`` stepping on the same random batch (the
+Each variant is a ``gdi.runtime.training.learner.Learner`` stepping on the same random batch (the
 shapes of the preset on the env, or the paper's network and batch with ``--paper-shape``:
 impala_deep, LSTM 256, 64 sequences of burn-in 40 + 80 learning steps), on one device, in the
 form training hands it over (stacked observations as frames, so that each step rebuilds its
@@ -52,8 +52,8 @@ from gdi.config import apply_overrides
 from gdi.envs import resolve_env
 from gdi.presets import resolve_config
 from gdi.runtime.components import build_network, env_shapes, flush_denormals
-from gdi.runtime.learning.learner import Learner, batch_to_tensors
 from gdi.runtime.storage.collector import ReplayCollector
+from gdi.runtime.training.learner import Learner, batch_to_tensors
 
 #: The paper's network and sequence shape (App. "Hyperparameters"): burn-in 40 + 80 learning.
 PAPER_SHAPE = ["burn_in=40", "seq_len=80", "batch_size=64", "lstm_units=256",

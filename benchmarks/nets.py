@@ -4,7 +4,7 @@ Two workloads per torso and family count (1 = GDI-I, 2 = GDI-H):
 
 * acting: one step (T = 1) for N ∈ {16, 32} environments under ``torch.no_grad``, as the
   actor runs it; samples/s = N / time per step;
-* learning: the learner's unroll (gdi.runtime.learning.learner): burn-in of 40 observations from the
+* learning: the learner's unroll (gdi.runtime.training.learner): burn-in of 40 observations from the
   stored state without gradient, then 80 + 1 (bootstrap) observations with gradient, both
   auxiliary losses, backward; samples/s = B · 120 / time per update, for B ∈ {8, 64}. For
   impala_deep at B = 64 one update is timed (tens of seconds on 2 cores) and it is skipped

@@ -56,9 +56,9 @@ def drift(run: Path, lags: int, repeats: int, overrides: Sequence[str], seed: in
         env_shapes,
         resolve_run_env,
     )
-    from gdi.runtime.learning.learner import Learner
     from gdi.runtime.run_folder.checkpoint import checkpoint_controller_state
     from gdi.runtime.storage.collector import ReplayCollector
+    from gdi.runtime.training.learner import Learner
 
     config, _, payload = resolve_checkpoint(run, "latest", False)
     config = apply_overrides(config, list(overrides))

@@ -4,7 +4,7 @@
     sequence building, E updates) ÷ frames/s of a plain loop doing only what any agent must —
     vector-env step + one batched forward pass + sampling from softmax(A) with the actor's own
     sampler — with the same network and environments. Target ≥ 0.9.
-(b) learner: samples/s of ``gdi.runtime.learning.learner.Learner.step`` (numpy → torch, burn-in,
+(b) learner: samples/s of ``gdi.runtime.training.learner.Learner.step`` (numpy → torch, burn-in,
     V-trace, Retrace, the GDI loss, AdamW with schedule and clipping) ÷ samples/s of a plain
     forward + backward + AdamW step of the same network at the same batch shape (burn-in also
     without gradient) with a trivial loss. Target ≥ 0.9.
@@ -30,9 +30,9 @@ from gdi.presets import resolve_config
 from gdi.runtime.acting.actor import Actor
 from gdi.runtime.acting.step import sample_actions
 from gdi.runtime.components import build_controller, build_network, env_shapes
-from gdi.runtime.learning.learner import Learner
 from gdi.runtime.storage.sequences import SequenceBatch
 from gdi.runtime.storage.steps import StepChunk
+from gdi.runtime.training.learner import Learner
 
 
 def best_rate(run_block, blocks: int) -> float:

@@ -18,7 +18,7 @@ from tyro.constructors import PrimitiveConstructorSpec
 
 import gdi
 from gdi.analysis.richness_report import analyze_richness as run_richness
-from gdi.backends import BACKENDS
+from gdi.backend_registry import BACKENDS
 from gdi.evaluation.aggregates import REPS
 from gdi.evaluation.paper_scores import DEFAULT_COMPARE
 from gdi.meta.registry import CONTROLLERS

@@ -21,7 +21,7 @@ import typing
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from gdi import backends
+from gdi import backend_registry
 from gdi.checks import non_negative, positive
 from gdi.learning.loss import LossConfig
 from gdi.learning.optimizer import OptimizerConfig
@@ -284,9 +284,9 @@ def _validate(cfg: Config) -> None:
     )
     # The registry itself, not BACKENDS: a backend registered since this module was imported
     # (a test's) is allowed as well.
-    if cfg.backend not in backends.BACKENDS:
+    if cfg.backend not in backend_registry.BACKENDS:
         raise ValueError(
-            f"backend must be one of {', '.join(backends.BACKENDS)}, got {cfg.backend!r}")
+            f"backend must be one of {', '.join(backend_registry.BACKENDS)}, got {cfg.backend!r}")
     if cfg.ray_placement not in ("spread", "pack"):
         raise ValueError(f"ray_placement must be spread or pack, got {cfg.ray_placement!r}")
     if cfg.backend == "ray" and cfg.actor_device != "cpu":

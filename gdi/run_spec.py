@@ -8,10 +8,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from gdi import backends
+from gdi import backend_registry
 
-#: The backend names, read from the one registry (``gdi.backends.BACKENDS``).
-BACKENDS = tuple(backends.BACKENDS)
+#: The backend names, read from the one registry (``gdi.backend_registry.BACKENDS``).
+BACKENDS = tuple(backend_registry.BACKENDS)
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ def restored_registries():
     """Within the block, policy spaces, operators E, torsos, backends and presets may be
     registered; on leaving it every registry holds what it held on entering it, so no other
     test sees them."""
-    from gdi.backends import BACKENDS
+    from gdi.backend_registry import BACKENDS
     from gdi.meta import CONTROLLERS
     from gdi.nets import TORSOS
     from gdi.policy_space import POLICY_SPACES

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from gdi.backends import BACKENDS
+from gdi.backend_registry import BACKENDS
 from gdi.cli import main, merged_option
 
 

@@ -3,8 +3,8 @@ nets, envs) never import runtime or cli, nor the run's config or anything else b
 meta and learning never import each other; nets never imports learning; evaluation reads run folders through the file layout below both
 (``gdi.scores``, ``gdi.run_files``) and never imports runtime; the config, which every layer
 imports, never imports runtime or cli, and reads the backend names from the registry below
-both (``gdi.backends``). Inside the runtime, its roles' folders keep their order: storage
-imports no other role, acting only storage, the run folder none. Every import counts,
+both (``gdi.backend_registry``). Inside the runtime, its roles' folders keep their order:
+storage imports no other role, acting only storage, the run folder none. Every import counts,
 top-level or inside a function."""
 
 import ast
@@ -30,7 +30,7 @@ FORBIDDEN = {
     # it; the runtime never imports them.
     "runtime": {"agent", "video", "cli", "api"},
     "config": {"runtime", "cli"},
-    "backends": {"runtime", "cli", "config"},
+    "backend_registry": {"runtime", "cli", "config"},
 }
 
 
@@ -146,13 +146,13 @@ def test_every_math_package_exists():
 
 
 #: The runtime's roles, each a folder (gdi/runtime/__init__.py): storage holds data and knows
-#: no one; acting records into storage; the run folder is written by whoever runs; learning
+#: no one; acting records into storage; the run folder is written by whoever runs; training
 #: and the backends build on the rest.
-RUNTIME_ROLES = ("acting", "storage", "learning", "backends", "run_folder")
+RUNTIME_ROLES = ("acting", "storage", "training", "backends", "run_folder")
 RUNTIME_FORBIDDEN = {
-    "storage": {"acting", "learning", "backends", "run_folder"},
-    "acting": {"learning", "backends", "run_folder"},
-    "run_folder": {"acting", "storage", "learning", "backends"},
+    "storage": {"acting", "training", "backends", "run_folder"},
+    "acting": {"training", "backends", "run_folder"},
+    "run_folder": {"acting", "storage", "training", "backends"},
 }
 
 
@@ -180,4 +180,4 @@ def test_the_shared_checks_and_the_run_spec_stay_below_every_layer():
     # gdi.checks is imported by every layer's config, gdi.run_spec by the command line, which
     # must load without torch: neither may import a layer.
     assert gdi_imports(ROOT / "checks.py") == set()
-    assert gdi_imports(ROOT / "run_spec.py") <= {"backends"}
+    assert gdi_imports(ROOT / "run_spec.py") <= {"backend_registry"}

@@ -64,7 +64,7 @@ def test_restored_undoes_what_the_block_registered_and_removed():
 
 
 def test_every_kind_of_part_has_one_registry():
-    from gdi.backends import BACKENDS
+    from gdi.backend_registry import BACKENDS
     from gdi.meta import CONTROLLERS
     from gdi.nets import TORSOS
     from gdi.policy_space import POLICY_SPACES

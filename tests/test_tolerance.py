@@ -15,7 +15,7 @@ from gdi.learning import LossConfig, loss, vtrace
 from gdi.nets import LSTMCore
 from gdi.runtime.acting.actor import Actor
 from gdi.runtime.components import build_controller, build_network, env_shapes
-from gdi.runtime.learning.learner import Learner
+from gdi.runtime.training.learner import Learner
 from tests.learning.test_loss import assert_matches_reference, make_case, reference_loss
 from tests.learning.test_vtrace import assert_matches_brute_force, vtrace_reference
 from tests.learning.test_vtrace import random_inputs as vtrace_inputs

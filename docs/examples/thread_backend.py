@@ -22,7 +22,7 @@ import torch
 
 from gdi.runtime.acting.actor import Window
 from gdi.runtime.components import build_actor
-from gdi.runtime.learning.parameter_server import flatten_parameters, unflatten_parameters_into
+from gdi.runtime.training.parameter_server import flatten_parameters, unflatten_parameters_into
 
 
 class LockedParameterServer:

@@ -12,7 +12,7 @@ scales pixels by 1/255 and says nothing more (App. "Atari pre-processing hyperpa
 The statistics are buffers of the module, so they travel with the parameters wherever
 ``state_dict`` goes: checkpoints, the parameter server's pushes to the actors, ``gdi.load_agent``.
 Only the learner updates them (``GDINetwork.update_input_stats``, once per learner step, on
-every 4th step of the batch's learning part: ``gdi.runtime.learning.learner``); actors and
+every 4th step of the batch's learning part: ``gdi.runtime.training.learner``); actors and
 evaluation read the learner's.
 """
 

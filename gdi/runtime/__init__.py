@@ -6,12 +6,12 @@
   recorded step, and the learner's batches), ``steps`` (the actor's recorder and the chunks
   it hands over), ``collector`` (the data collector: sequences to train on), ``reservoir``
   (visited states kept for analysis).
-- ``learning/``: operator T and the learner side of a run. ``learner`` (one update of θ),
+- ``training/``: operator T and the learner side of a run. ``learner`` (one update of θ),
   ``parameter_server`` (θ to the actors), ``trainer`` (the learner side the driver loop calls)
   and its parts, one job each: ``episodes`` (ended episodes to meta.jsonl and the callbacks),
   ``roster`` (each actor's E as last reported, turns, restarts), ``updates`` (learner steps,
-  θ pushed, skipped updates watched), ``log`` (metrics rows), ``evaluation`` (evaluations
-  while training), ``checkpointing`` (what a checkpoint holds, written and restored).
+  θ pushed, skipped updates watched), ``log`` (metrics rows), ``periodic_evaluation``
+  (evaluations while training), ``checkpointing`` (what a checkpoint holds, written and restored).
 - ``backends/``: the seam where actors are placed: ``base`` (the Backend interface and the
   registry's loader), ``inline``, ``local``, ``ray_backend``.
 - ``run_folder/``: what a run writes: ``run_dir`` (the folder, config, metrics rows, locks),

@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable
 
 from gdi.runtime.backends.base import Backend
-from gdi.runtime.learning.trainer import Trainer
+from gdi.runtime.training.trainer import Trainer
 
 #: How many learner steps ahead of need an actor is asked for its next window: enough for the
 #: actor to act it while the learner takes those steps (on MinAtar a window takes about one

@@ -22,8 +22,6 @@ from gdi.config import PLACEMENT_FIELDS, Config, check_learner_device
 from gdi.runtime.backends.base import Backend
 from gdi.runtime.components import flush_denormals, learner_threads
 from gdi.runtime.driver import checkpoint, drive
-from gdi.runtime.learning.evaluation import final_evaluation_recorded
-from gdi.runtime.learning.trainer import Trainer
 from gdi.runtime.progress import TrainingProgress
 from gdi.runtime.run_folder.checkpoint import (
     latest_valid_checkpoint,
@@ -40,6 +38,8 @@ from gdi.runtime.run_folder.run_dir import (
     write_config,
 )
 from gdi.runtime.stop import INLINE_STOP_GRACE_S, StepHung, StopRequest
+from gdi.runtime.training.periodic_evaluation import final_evaluation_recorded
+from gdi.runtime.training.trainer import Trainer
 
 #: What a resumed run may change: where, how and how long it runs, never what it learns. A
 #: larger ``frames`` extends the budget (the annealed schedules follow the new budget, see

@@ -33,14 +33,6 @@ from gdi.runtime.components import (
     learner_device,
     resolve_run_env,
 )
-from gdi.runtime.learning.checkpointing import Checkpointing
-from gdi.runtime.learning.episodes import EpisodeRecorder
-from gdi.runtime.learning.evaluation import TrainingEvaluation
-from gdi.runtime.learning.learner import Learner
-from gdi.runtime.learning.log import TrainingLog
-from gdi.runtime.learning.roster import ActorRoster
-from gdi.runtime.learning.trainer import Trainer
-from gdi.runtime.learning.updates import DivergenceWatch, LearnerUpdates
 from gdi.runtime.lifecycle import (
     RunSession,
     StartUpLines,
@@ -54,6 +46,14 @@ from gdi.runtime.run_folder.run_dir import MetricsWriter, RunLock
 from gdi.runtime.stop import StoppedDuringStartUp, StopRequest
 from gdi.runtime.storage.collector import ReplayCollector
 from gdi.runtime.storage.reservoir import StageReservoir
+from gdi.runtime.training.checkpointing import Checkpointing
+from gdi.runtime.training.episodes import EpisodeRecorder
+from gdi.runtime.training.learner import Learner
+from gdi.runtime.training.log import TrainingLog
+from gdi.runtime.training.periodic_evaluation import TrainingEvaluation
+from gdi.runtime.training.roster import ActorRoster
+from gdi.runtime.training.trainer import Trainer
+from gdi.runtime.training.updates import DivergenceWatch, LearnerUpdates
 
 
 @dataclass(frozen=True)

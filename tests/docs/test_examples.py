@@ -12,7 +12,7 @@ import pytest
 import torch
 
 import gdi
-import gdi.backends
+import gdi.backend_registry
 from gdi.meta.registry import CONTROLLERS
 from gdi.policy_space import get_policy_space
 from gdi.presets import resolve_config
@@ -97,8 +97,8 @@ def test_a_new_meta_controller_trains_and_resumes_its_state(registries, tmp_path
 
 
 def test_a_new_backend_trains_a_run_that_another_backend_resumes(tmp_path, monkeypatch):
-    # The registry line of gdi/backends.py, and nothing else.
-    monkeypatch.setitem(gdi.backends.BACKENDS, "thread", "docs_thread_backend:ThreadBackend")
+    # The registry line of gdi/backend_registry.py, and nothing else.
+    monkeypatch.setitem(gdi.backend_registry.BACKENDS, "thread", "docs_thread_backend:ThreadBackend")
     monkeypatch.syspath_prepend(str(tmp_path / "modules"))
     (tmp_path / "modules").mkdir()
     (tmp_path / "modules" / "docs_thread_backend.py").write_text(

@@ -8,7 +8,7 @@ import torch
 
 from gdi.config import Config
 from gdi.nets import RunningInputNorm, build, merge_moments
-from gdi.runtime.learning.parameter_server import InlineParameterServer
+from gdi.runtime.training.parameter_server import InlineParameterServer
 from tests.tolerance import assert_close, is_close
 
 

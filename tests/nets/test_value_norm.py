@@ -11,7 +11,7 @@ from gdi.config import Config
 from gdi.nets import RunningValueNorm, build
 from gdi.nets.normalization import merge_moments
 from gdi.runtime.components import build_network, env_shapes
-from gdi.runtime.learning.learner import Learner
+from gdi.runtime.training.learner import Learner
 from tests.runtime.test_learner import next_window, setup
 from tests.tolerance import assert_close
 
@@ -83,7 +83,7 @@ def test_the_learner_folds_each_steps_targets_into_the_statistics_and_checkpoint
     loss reported them (T·B each); the loss read σ = √(1 + eps) at the first step and the
     first batch's σ at the second; a learner restored from the checkpoint holds the same
     statistics."""
-    import gdi.runtime.learning.learner as learner_module
+    import gdi.runtime.training.learner as learner_module
 
     scales, real_loss = [], learner_module.gdi_loss
 

@@ -255,7 +255,7 @@ import torch.multiprocessing as mp
 from gdi.envs import resolve_env
 from gdi.runtime.components import build_network, env_shapes
 from gdi.runtime.backends.local import actor_process
-from gdi.runtime.learning.parameter_server import SharedParameterServer
+from gdi.runtime.training.parameter_server import SharedParameterServer
 from tests.runtime.helpers import tiny_config
 
 config = tiny_config(env="gym:CartPole-v1")

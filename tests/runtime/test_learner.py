@@ -12,13 +12,13 @@ from gdi.policy_space import get_policy_space
 from gdi.runtime.acting.actor import Actor
 from gdi.runtime.components import build_collector, build_controller, build_network, env_shapes
 from gdi.runtime.errors import LearnerDiverged
-from gdi.runtime.learning.learner import Learner
-from gdi.runtime.learning.log import TrainingLog
-from gdi.runtime.learning.parameter_server import InlineParameterServer
-from gdi.runtime.learning.updates import DivergenceWatch, LearnerUpdates
 from gdi.runtime.progress import Warnings
 from gdi.runtime.run_folder.run_dir import MetricsWriter
 from gdi.runtime.storage.sequences import SequenceBatch
+from gdi.runtime.training.learner import Learner
+from gdi.runtime.training.log import TrainingLog
+from gdi.runtime.training.parameter_server import InlineParameterServer
+from gdi.runtime.training.updates import DivergenceWatch, LearnerUpdates
 from tests.nets.helpers import summed_terms
 from tests.runtime.cutting import actor_window
 from tests.runtime.helpers import tiny_config
@@ -194,7 +194,7 @@ def test_compiled_code_is_held_to_avx2_on_x86(monkeypatch, capability, machine, 
 
     import torch._inductor.config as inductor_config
 
-    from gdi.runtime.learning.learner import compile_feedforward
+    from gdi.runtime.training.learner import compile_feedforward
 
     if capability is None:
         monkeypatch.delenv("ATEN_CPU_CAPABILITY", raising=False)

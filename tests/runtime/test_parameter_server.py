@@ -9,8 +9,8 @@ import time
 
 import torch
 
-import gdi.runtime.learning.parameter_server as parameter_server
-from gdi.runtime.learning.parameter_server import SharedParameterServer
+import gdi.runtime.training.parameter_server as parameter_server
+from gdi.runtime.training.parameter_server import SharedParameterServer
 
 CONTEXT = multiprocessing.get_context("spawn")
 

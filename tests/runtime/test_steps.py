@@ -11,10 +11,10 @@ import pytest
 import torch
 
 from gdi.runtime.acting.step import compress_reward
-from gdi.runtime.learning.learner import batch_to_tensors
 from gdi.runtime.storage.collector import ReplayCollector
 from gdi.runtime.storage.sequences import FIELDS, SequenceBatch
 from gdi.runtime.storage.steps import FrameBatch, StepChunk, StepRecorder, rebuild_stacks
+from gdi.runtime.training.learner import batch_to_tensors
 from tests.runtime.cutting import StackedSequenceBuilder, numpy_rebuild_stacks
 
 STATE = (1, 2, 3)  # [F, 2, H] of a tiny recurrent state
@@ -339,7 +339,7 @@ def test_the_learner_trains_on_the_old_tensors_and_applies_the_same_update(env):
     stacked observations) is, tensor for tensor, what it trained on from the old stacked
     batch; and one update from each gives the same parameters."""
     from gdi.runtime.components import build_network
-    from gdi.runtime.learning.learner import Learner
+    from gdi.runtime.training.learner import Learner
 
     config, shapes, want, batch = learner_batches(env)
     learners = []
@@ -359,7 +359,7 @@ def test_training_hands_the_learner_frames_of_stacked_observations(tmp_path):
     by the learner, on its device, and the host never writes them."""
     from gdi.envs import resolve_env
     from gdi.runtime.components import build_network
-    from gdi.runtime.learning.learner import Learner
+    from gdi.runtime.training.learner import Learner
     from tests.runtime.test_learner import learner_updates
 
     config, shapes, want, _ = learner_batches("ale:Breakout")
@@ -380,7 +380,7 @@ def test_a_cuda_learner_stacks_its_pinned_frames_on_the_gpu(env):
     stacked observations), and the stacks it rebuilds on the GPU, by the CPU's code, are the
     old stacked batch's."""
     from gdi.runtime.components import build_network
-    from gdi.runtime.learning.learner import Learner
+    from gdi.runtime.training.learner import Learner
 
     config, shapes, want, batch = learner_batches(env)
     learner = Learner(config, build_network(config, shapes), device="cuda")

@@ -170,7 +170,7 @@ def test_sigterm_during_a_local_run_leaves_a_loadable_checkpoint(tmp_path):
 def test_a_stop_during_the_final_evaluation_is_played_on_resume(tmp_path, monkeypatch):
     # Issue 45 item 3: SIGTERM while the final evaluation plays kept the checkpoint and
     # recorded nothing, and the resume then refused the run as "already finished".
-    from gdi.runtime.learning import evaluation as evaluation_module
+    from gdi.runtime.training import periodic_evaluation as evaluation_module
 
     play = evaluation_module.play_episodes
 
@@ -199,7 +199,7 @@ def test_a_stop_during_the_final_evaluation_is_played_on_resume(tmp_path, monkey
 def test_a_resume_that_only_plays_the_final_evaluation_says_so(tmp_path, monkeypatch,
                                                                capsys):
     # Issue 72: the note was queued for a progress line that never came.
-    from gdi.runtime.learning import evaluation as evaluation_module
+    from gdi.runtime.training import periodic_evaluation as evaluation_module
 
     play = evaluation_module.play_episodes
 
@@ -395,7 +395,7 @@ def test_a_stop_request_does_not_wait_for_an_evaluation(tmp_path, monkeypatch):
     """Ctrl-C during an evaluation abandons its episodes at the next step (an ALE evaluation can
     run to the 27,000-step cap): nothing of it is recorded, and the run checkpoints and stops
     as interrupted, resumable."""
-    import gdi.runtime.learning.evaluation as evaluation_module
+    import gdi.runtime.training.periodic_evaluation as evaluation_module
     from gdi.runtime.acting.evaluator import play_agent_episodes
     from gdi.runtime.stop import StopRequest
 

@@ -6,8 +6,8 @@ import json
 
 from gdi.envs import resolve_env
 from gdi.runtime.components import build_network, env_shapes
-from gdi.runtime.learning.evaluation import TrainingEvaluation
 from gdi.runtime.run_folder.run_dir import MetricsWriter
+from gdi.runtime.training.periodic_evaluation import TrainingEvaluation
 from tests.runtime.helpers import tiny_config
 
 

@@ -7,8 +7,8 @@ import pytest
 
 from gdi.config import Config
 from gdi.runtime.acting.actor import EpisodeRecord
-from gdi.runtime.learning.log import MIN_ROWS, TrainingLog, log_interval
 from gdi.runtime.run_folder.checkpoint import CheckpointSchedule
+from gdi.runtime.training.log import MIN_ROWS, TrainingLog, log_interval
 
 
 class Rows:

@@ -22,7 +22,7 @@ from typing import Protocol
 
 import torch
 
-from gdi.backends import BACKENDS  # name → "module:class", the one registry
+from gdi.backend_registry import BACKENDS  # name → "module:class", the one registry
 from gdi.runtime.acting.actor import Window
 from gdi.runtime.errors import ENVIRONMENT_FAULT, ActorFailure, EnvironmentFault
 

@@ -15,7 +15,7 @@ from gdi.config import Config
 from gdi.runtime.acting.actor import Window
 from gdi.runtime.backends.base import ControllerStates
 from gdi.runtime.components import build_actor
-from gdi.runtime.learning.parameter_server import InlineParameterServer
+from gdi.runtime.training.parameter_server import InlineParameterServer
 
 
 class InlineBackend:

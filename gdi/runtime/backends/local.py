@@ -50,7 +50,7 @@ from gdi.config import Config
 from gdi.runtime.acting.actor import Window
 from gdi.runtime.backends.base import ParallelBackend
 from gdi.runtime.components import build_actor, flush_denormals
-from gdi.runtime.learning.parameter_server import SharedParameterServer
+from gdi.runtime.training.parameter_server import SharedParameterServer
 
 #: How often (seconds) an actor checks that its learner process is still there, and how long a
 #: wait for a credit or queue room lasts before it looks at the stop event again.

@@ -41,8 +41,8 @@ from gdi.runtime.acting.actor import Window
 from gdi.runtime.backends.base import ControllerStates, ParallelBackend
 from gdi.runtime.components import available_cores
 from gdi.runtime.errors import ActorFailure
-from gdi.runtime.learning.parameter_server import flatten_parameters, unflatten_parameters_into
 from gdi.runtime.stop import StoppedDuringStartUp
+from gdi.runtime.training.parameter_server import flatten_parameters, unflatten_parameters_into
 
 #: Seconds to wait for the cluster to place every actor (at start-up, and again for an actor
 #: restarted after a failure) before saying it cannot.

@@ -13,11 +13,6 @@ from gdi.config import Config
 from gdi.run_files import OBSERVATIONS_FILE
 from gdi.runtime.backends.base import ParameterServer
 from gdi.runtime.callbacks import Callbacks
-from gdi.runtime.learning.episodes import EpisodeRecorder
-from gdi.runtime.learning.evaluation import TrainingEvaluation
-from gdi.runtime.learning.learner import Learner
-from gdi.runtime.learning.log import TrainingLog
-from gdi.runtime.learning.roster import ActorRoster
 from gdi.runtime.run_folder.checkpoint import (
     CheckpointSchedule,
     checkpoint_controller_states,
@@ -26,6 +21,11 @@ from gdi.runtime.run_folder.checkpoint import (
 from gdi.runtime.run_folder.run_dir import MetricsWriter
 from gdi.runtime.storage.collector import ReplayCollector
 from gdi.runtime.storage.reservoir import StageReservoir
+from gdi.runtime.training.episodes import EpisodeRecorder
+from gdi.runtime.training.learner import Learner
+from gdi.runtime.training.log import TrainingLog
+from gdi.runtime.training.periodic_evaluation import TrainingEvaluation
+from gdi.runtime.training.roster import ActorRoster
 
 
 class Checkpointing:

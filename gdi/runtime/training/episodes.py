@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from gdi.runtime.acting.actor import EpisodeRecord
 from gdi.runtime.callbacks import Callbacks
-from gdi.runtime.learning.log import TrainingLog
 from gdi.runtime.progress import Warnings
 from gdi.runtime.run_folder.run_dir import MetricsWriter
+from gdi.runtime.training.log import TrainingLog
 
 #: An episode return this large (in magnitude) is warned about: far beyond any game's score, it
 #: is most likely an environment's bug, and float32 values lose all precision around it.

@@ -14,17 +14,17 @@ from pathlib import Path
 from gdi.config import Config
 from gdi.runtime.acting.actor import Window
 from gdi.runtime.backends.base import ActorTurns
-from gdi.runtime.learning.checkpointing import Checkpointing
-from gdi.runtime.learning.episodes import EpisodeRecorder
-from gdi.runtime.learning.evaluation import TrainingEvaluation
-from gdi.runtime.learning.learner import Learner
-from gdi.runtime.learning.log import TrainingLog
-from gdi.runtime.learning.roster import ActorRoster
-from gdi.runtime.learning.updates import LearnerUpdates
 from gdi.runtime.progress import Warnings
 from gdi.runtime.run_folder.run_dir import MetricsWriter
 from gdi.runtime.storage.collector import ReplayCollector
 from gdi.runtime.storage.reservoir import StageReservoir
+from gdi.runtime.training.checkpointing import Checkpointing
+from gdi.runtime.training.episodes import EpisodeRecorder
+from gdi.runtime.training.learner import Learner
+from gdi.runtime.training.log import TrainingLog
+from gdi.runtime.training.periodic_evaluation import TrainingEvaluation
+from gdi.runtime.training.roster import ActorRoster
+from gdi.runtime.training.updates import LearnerUpdates
 
 
 @dataclass(eq=False)

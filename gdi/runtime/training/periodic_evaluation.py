@@ -19,8 +19,8 @@ from gdi.runtime import seeds
 from gdi.runtime.acting.evaluator import POLICY_DESCRIPTION, Evaluation, play_episodes
 from gdi.runtime.callbacks import Callbacks
 from gdi.runtime.components import build_controller
-from gdi.runtime.learning.log import TrainingLog
 from gdi.runtime.run_folder.run_dir import MetricsWriter
+from gdi.runtime.training.log import TrainingLog
 from gdi.scores import periodic_eval_name, write_eval_file
 
 

@@ -9,10 +9,10 @@ from collections.abc import Callable
 
 from gdi.runtime.backends.base import ParameterServer
 from gdi.runtime.errors import LearnerDiverged
-from gdi.runtime.learning.learner import Learner
-from gdi.runtime.learning.log import TrainingLog
 from gdi.runtime.progress import Warnings
 from gdi.runtime.storage.collector import ReplayCollector
+from gdi.runtime.training.learner import Learner
+from gdi.runtime.training.log import TrainingLog
 
 
 class DivergenceWatch:
