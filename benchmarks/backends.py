@@ -59,12 +59,14 @@ def window_shipping(env: str, trials: int = 50) -> list[dict]:
     from gdi.runtime.backends.local import _pack, _unpack
     from gdi.runtime.components import build_controller, build_network, env_shapes
     from gdi.runtime.training.parameter_server import InlineParameterServer
+    from gdi.runtime_config import ActorsConfig, ReplayConfig
 
     config = resolve_config("gdi-i3", env)
     env_config = resolve_env(env)
     shapes = env_shapes(env_config, 0)
     net = build_network(config, shapes)
-    actor = Actor(0, config, env_config, net, build_controller(config, 0), 0)
+    actor = Actor(0, config.layer(ActorsConfig), config.layer(ReplayConfig), config.policy_space,
+                  env_config, net, build_controller(config, 0), 0)
     server = InlineParameterServer(net)
     actor.act_window(server)  # the first window of a stream holds burn_in + seq_len steps
     window = actor.act_window(server)  # later ones seq_stride new steps: the steady state

@@ -51,7 +51,7 @@ from benchmarks.throughput import random_batch, random_chunk
 from gdi.config import apply_overrides
 from gdi.envs import resolve_env
 from gdi.presets import resolve_config
-from gdi.runtime.components import build_network, env_shapes, flush_denormals
+from gdi.runtime.components import build_learner, build_network, env_shapes, flush_denormals
 from gdi.runtime.storage.collector import ReplayCollector
 from gdi.runtime.training.learner import Learner, batch_to_tensors
 
@@ -62,7 +62,7 @@ PAPER_SHAPE = ["burn_in=40", "seq_len=80", "batch_size=64", "lstm_units=256",
 
 def make_learner(config, shapes, device: str) -> Learner:
     torch.manual_seed(0)
-    return Learner(config, build_network(config, shapes), device=device)
+    return build_learner(config, build_network(config, shapes), device=device)
 
 
 class CollectorFeed:
@@ -196,10 +196,12 @@ def acted_batch(config, shapes, weights: dict):
     the data collector samples)."""
     from gdi.runtime.acting.actor import Actor
     from gdi.runtime.components import build_controller
+    from gdi.runtime_config import ActorsConfig, ReplayConfig
 
     net = build_network(config, shapes)
     net.load_state_dict(weights)
-    actor = Actor(0, config, resolve_env(config.env), net, build_controller(config, 1), seed=1)
+    actor = Actor(0, config.layer(ActorsConfig), config.layer(ReplayConfig), config.policy_space,
+                  resolve_env(config.env), net, build_controller(config, 1), seed=1)
     chunk = None
     while chunk is None:
         chunk, _ = actor.step()
@@ -218,7 +220,7 @@ def adamw_step_times(config, shapes, trained: dict, repeats: int = 15) -> None:
     import copy
 
     torch.set_num_threads(1)
-    learner = Learner(config, build_network(config, shapes))
+    learner = build_learner(config, build_network(config, shapes), device="cpu")
     learner.load_state_dict(trained)
     generator = torch.Generator().manual_seed(0)
     grads = [torch.randn(p.shape, generator=generator) * 1e-3 * (i % 3 != 0)

@@ -143,15 +143,18 @@ class Grid:
 
 
 def load_grid(root: Path) -> Grid:
-    """Every run folder directly under ``root`` with a config.json and evaluations (folders
-    moved aside as ``*.failed-<k>`` and the logs are not runs)."""
+    """Every run folder under ``root`` (at any depth: a grid's run folders, or the records a
+    ``gdi benchmark`` grid keeps, one folder per setting) with a config.json and evaluations
+    (folders moved aside as ``*.failed-<k>`` and the logs are not runs)."""
     root = Path(root)
     if not root.is_dir():
         raise FileNotFoundError(f"no grid at {root}")
     runs: dict[tuple[str, str], list[RunEvals]] = {}
     incomplete = []
-    for path in sorted(root.iterdir()):
-        if ".failed-" in path.name or not (path / "config.json").is_file():
+    folders = sorted(config.parent for config in root.rglob("config.json"))
+    for path in folders:
+        if any(".failed-" in part for part in path.relative_to(root).parts) or \
+                any(other in path.parents for other in folders):  # a folder inside a run's
             continue
         if not any((path / "eval").glob("*.json")):
             incomplete.append(path)

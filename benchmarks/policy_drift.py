@@ -52,13 +52,14 @@ def drift(run: Path, lags: int, repeats: int, overrides: Sequence[str], seed: in
     from gdi.runtime.acting.actor import Actor
     from gdi.runtime.components import (
         build_controller,
+        build_learner,
         build_network,
         env_shapes,
         resolve_run_env,
     )
     from gdi.runtime.run_folder.checkpoint import checkpoint_controller_state
     from gdi.runtime.storage.collector import ReplayCollector
-    from gdi.runtime.training.learner import Learner
+    from gdi.runtime_config import ActorsConfig, ReplayConfig
 
     config, _, payload = resolve_checkpoint(run, "latest", False)
     config = apply_overrides(config, list(overrides))
@@ -73,10 +74,11 @@ def drift(run: Path, lags: int, repeats: int, overrides: Sequence[str], seed: in
         state = checkpoint_controller_state(payload)
         if state is not None:
             controller.load_state_dict(state)
-        actor = Actor(0, config, env_config, acting, controller, seed=seed + repeat)
+        actor = Actor(0, config.layer(ActorsConfig), config.layer(ReplayConfig),
+                      config.policy_space, env_config, acting, controller, seed=seed + repeat)
         collector = ReplayCollector(1, 1, 1 << 30, 1, seed=seed + repeat,
                                     frame_stack=actor.recorder.frame_stack)
-        learner = Learner(config, copy.deepcopy(acting))
+        learner = build_learner(config, copy.deepcopy(acting), device="cpu")
         learner.optimizer.load_state_dict(payload["learner"]["optimizer"])
         learner.steps = int(payload["learner"]["steps"])
         windows = 0

@@ -29,10 +29,10 @@ from gdi.learning.auxiliary import dynamics_losses
 from gdi.presets import resolve_config
 from gdi.runtime.acting.actor import Actor
 from gdi.runtime.acting.step import sample_actions
-from gdi.runtime.components import build_controller, build_network, env_shapes
+from gdi.runtime.components import build_controller, build_learner, build_network, env_shapes
 from gdi.runtime.storage.sequences import SequenceBatch
 from gdi.runtime.storage.steps import StepChunk
-from gdi.runtime.training.learner import Learner
+from gdi.runtime_config import ActorsConfig, ReplayConfig
 
 
 def best_rate(run_block, blocks: int) -> float:
@@ -51,7 +51,8 @@ def actor_ratio(config, blocks: int, steps: int, weights: dict | None
     net = build_network(config, shapes)
     if weights is not None:
         net.load_state_dict(weights)
-    actor = Actor(0, config, env_config, net, build_controller(config, 1), seed=1)
+    actor = Actor(0, config.layer(ActorsConfig), config.layer(ReplayConfig), config.policy_space,
+                  env_config, net, build_controller(config, 1), seed=1)
     n, fps = config.envs_per_actor, env_config.frames_per_step
 
     def gdi_block() -> int:
@@ -141,7 +142,7 @@ def random_chunk(config, shapes, rng, start: int, stack: int) -> StepChunk:
 def learner_ratio(config, blocks: int, steps: int) -> tuple[float, float]:
     shapes = env_shapes(resolve_env(config.env), 0)
     batch = random_batch(config, shapes, np.random.default_rng(0))
-    learner = Learner(config, build_network(config, shapes))
+    learner = build_learner(config, build_network(config, shapes), device="cpu")
     plain_net = build_network(config, shapes)
     optimizer = torch.optim.AdamW(plain_net.parameters(), lr=1e-4)
     t = {k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in batch.as_dict().items()}

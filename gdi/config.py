@@ -1,9 +1,10 @@
 """One frozen, validated configuration for a GDI run, composed of the layers' own configs.
 
 Each layer declares, documents and checks its fields where it is (``gdi.nets.config``,
-``gdi.learning.loss``, ``gdi.meta.config``, ``gdi.learning.optimizer``; what to run in
-``gdi.run_spec``); ``Config`` inherits them and adds the runtime's, so a run's fields are one
-flat set. Every field has a docstring: these are what ``gdi config`` and the configuration
+``gdi.learning.loss``, ``gdi.meta.config``, ``gdi.learning.optimizer``, the runtime's in
+``gdi.runtime_config``; what to run in ``gdi.run_spec``); ``Config`` inherits them, so a run's
+fields are one flat set, and hands each part of a run the one layer it reads
+(``Config.layer``). Every field has a docstring: these are what ``gdi config`` and the configuration
 page show, and what ``config.json`` records. Presets (``gdi.presets``) fill the fields;
 ``--set field=value`` overrides any of them. Defaults are the paper's Atari values (App.
 "Hyperparameters", Tab. "Hyperparameters for Atari experiments"); presets scale them down for
@@ -29,69 +30,14 @@ from gdi.meta.config import MetaConfig
 from gdi.nets.config import NetworkConfig
 from gdi.policy_space import POLICY_SPACES
 from gdi.run_spec import RunSpec
-from gdi.scores import PAPER_EVAL_EPISODES
+from gdi.runtime_config import ActorsConfig, OutputConfig, PlacementConfig, ReplayConfig
+from gdi.upgrade import todays_config_fields
 
 # Whether building a Config checks that this machine's torch can use learner_device. Off while
 # a saved config.json is read back (Config.from_dict): a run trained on a GPU machine must stay
 # readable (reports, evaluation) on a laptop.
 _CHECK_DEVICE: contextvars.ContextVar[bool] = contextvars.ContextVar("check_device", default=True)
 
-
-#: Fields that only name where a config came from and that ``Config.from_dict`` derives when a
-#: config saved before they existed lacks them (``scale``: the environment kind's; ``learning``:
-#: the paper's, the only one there was, its fields as saved).
-LABELS_DERIVED_ON_LOAD = ("scale", "learning")
-
-
-def derived_labels(saved: typing.Mapping[str, Any]) -> dict[str, str]:
-    """The ``LABELS_DERIVED_ON_LOAD`` a saved config's fields (``saved``) lack, derived: a run
-    saved before scales had names took its environment kind's scale, and one saved before T's
-    readings had names the paper's learning, the only one there was (a run that changed its
-    fields with --set keeps them as saved, the label as resolved)."""
-    derived = {}
-    if "scale" not in saved and ":" in str(saved.get("env", "")):
-        derived["scale"] = str(saved["env"]).split(":", 1)[0].lower()
-    if "learning" not in saved:
-        derived["learning"] = RunSpec.learning
-    return derived
-
-
-#: Config fields added after run folders were first written, each with the value that gives
-#: the behaviour runs had before the field existed (checkpoint_every_frames: today's default;
-#: before it, only checkpoint_every_s bounded the work a crash loses). Only these are filled in
-#: when a config.json lacks them (they say where and how a run runs, never what it learns, but
-#: for torso_init, whose fill-in is what runs before it did); any other missing field is an
-#: error. Read by ``gdi.runtime.run_folder.run_dir.read_config`` and, to say what an older run
-#: ran, by ``gdi.presets.setting.run_setting``.
-FIELDS_ADDED_LATER = {
-    "ray_address": "",
-    "ray_cpus_per_actor": 1.0,
-    "ray_placement": "spread",
-    "actor_failures_max": 3,
-    "actor_failure_window_s": 600.0,
-    "actor_timeout_s": 300.0,  # before it, a hung actor was waited for forever
-    "skipped_updates_max": 100,
-    "checkpoint_every_frames": 1_000_000,
-    "learner_compile": False,
-    "actor_device": "cpu",  # before it, actors always acted on the CPU
-    # What runs had before the field: he for nature (since He initialization came in, before
-    # any recorded nature run but the one in benchmarks/results/ale-cpu/breakout-default-init-0,
-    # whose config.json says pytorch), PyTorch's default for the others.
-    "torso_init": "auto",
-    "q_loss_trains_value": True,  # before it, L_Q always reached V through Q = Ā + V
-    "pg_advantage_norm": "none",  # before it, ρ_s δ weighed log π as V-trace gave it
-    "pg_clip": 0.0,  # before it, the V-trace policy gradient, no clipped surrogate
-    "wandb_project": "",  # before it, no run went to Weights & Biases
-    "protocol": "paper",  # before it, the paper's ALE settings (env_overrides on top)
-    "policy_head": "advantage",  # before it, π_λ always read A (the paper)
-    "core": "lstm",  # before it, every network had the paper's LSTM
-    "clip_pg_rho": None,  # before it, the policy gradient's ρ was truncated at ρ̄ (the paper)
-    "trace_lambda": 1.0,  # before it, traces were cut by c̄ only (the paper)
-    "input_norm": "none",  # before it, observations entered the torso as scaled (the paper)
-    "value_norm": "none",  # before it, the A and V heads spoke in the returns' units (the paper)
-    "entropy_floor": 0.0,  # before it, no floor on π_λ's entropy
-    "entropy_floor_scale": 1.0,  # (its weight, read only with a floor)
-}
 
 #: Labels that a command-line option resolves into fields (``--scale``, ``--learning``): a
 #: ``--set`` of one would rename the config without changing what it stands for.
@@ -110,112 +56,20 @@ PLACEMENT_FIELDS = (
 
 
 @dataclass(frozen=True)
-class Config(OptimizerConfig, MetaConfig, LossConfig, NetworkConfig, RunSpec):
+class Config(OutputConfig, PlacementConfig, ReplayConfig, ActorsConfig, OptimizerConfig,
+             MetaConfig, LossConfig, NetworkConfig, RunSpec):
     """The run's configuration, composed of the layers' own: what to run (:class:`RunSpec`:
     the environment's spec, protocol and overrides among it), the network's
     (:class:`gdi.nets.config.NetworkConfig`), the loss's (:class:`gdi.learning.loss.LossConfig`,
-    the policy space Λ among it), E's (:class:`gdi.meta.config.MetaConfig`) and the
-    optimizer's (:class:`gdi.learning.optimizer.OptimizerConfig`), each declared, documented
-    and checked by the layer that uses it, plus the fields below, which the runtime reads
-    (declared here: the config never imports the runtime). Composed by
-    inheritance, so its fields stay one flat set: ``config.json``, ``--set field=value`` and
-    the configuration page name them as before, and a Config is each layer's config (the
-    learner hands it to the loss as its LossConfig). What no single layer can check (do the
-    parts fit: λ's dimension, families and reward shapes, the replay's sizes, the devices) is
-    checked here, when the Config is built."""
-
-    # --- the runtime: actors ---------------------------------------------------------------
-    num_actors: int = 1
-    """Actors, each with its environments and its own E: processes (local), Ray actors (ray);
-    the inline backend steps them in turn."""
-    envs_per_actor: int = 32
-    """Environments each actor steps with one batched forward pass."""
-    pull_every: int = 64
-    """Actors pull parameters from the parameter server every this many steps."""
-
-    # --- the runtime: sequences, replay and γ --------------------------------------------
-    burn_in: int = 40
-    """Burn-in steps replayed from the stored recurrent state without gradient (R2D2)."""
-    seq_len: int = 80
-    """Learning steps per sequence."""
-    seq_stride: int = 40
-    """Steps between the starts of consecutive sequences (R2D2 overlaps sequences by half)."""
-    batch_size: int = 64
-    """Sequences per learner step."""
-    replay: int = 2
-    """Times each sequence is trained on before it is dropped ("we train each sample twice")."""
-    replay_capacity: int = 1024
-    """Most sequences held by the data collector; actors wait when it is full."""
-    min_replay: int = 256
-    """Sequences the collector holds before the learner samples from it."""
-    discount: float = 0.997
-    """γ."""
-    time_limit_bootstrap: bool = True
-    """Bootstrap an episode cut by a time limit from its final observation's value; False ends
-    it like a termination (discount 0, nothing after)."""
-    push_every: int = 25
-    """The learner pushes parameters to the parameter server every this many steps."""
-
-    # --- the runtime: devices, backends and faults -------------------------------------------
-    learner_device: str = "cpu"
-    """Device of the learner: cpu, cuda, cuda:N (one this machine's torch can use), or auto
-    (cuda when the learner's machine has a GPU, else cpu)."""
-    actor_device: str = "cpu"
-    """Device of each actor's network (its inference, batched over its envs_per_actor
-    environments): cpu, cuda, cuda:N or auto, as learner_device. Environments, E and the
-    recorded steps stay on the CPU; evaluation acts on the CPU."""
-    learner_compile: bool = False
-    """torch.compile each family's torso and heads in the learner (the LSTM and the loss stay
-    eager): the same math, compiled once per run (see docs/benchmarks.md, "Learner speed")."""
-    ray_address: str = ""
-    """Ray backend: the cluster to join (auto, or HOST:PORT of `ray start --head`); empty
-    starts a Ray instance on this machine for the run."""
-    ray_cpus_per_actor: float = 1.0
-    """Ray backend: CPUs each actor reserves (Ray places an actor only where they are free)."""
-    ray_placement: Literal["spread", "pack"] = "spread"
-    """Ray backend: spread actors over the nodes (SPREAD) or fill one node first (PACK)."""
-    actor_failures_max: int = 3
-    """Actor failures (a killed process, an exception) tolerated within actor_failure_window_s:
-    each failed actor is restarted with its E; one more stops the run with a checkpoint."""
-    actor_failure_window_s: float = 600.0
-    """Seconds over which actor failures are counted against actor_failures_max."""
-    actor_timeout_s: float = 300.0
-    """Seconds an actor may take to send a window it was asked for, once started, before the
-    learner names it as hung (an environment whose step never returns, a stopped process) and
-    restarts it, a failure counted against actor_failures_max."""
-    skipped_updates_max: int = 100
-    """Consecutive learner updates skipped for a non-finite loss or gradient after which the
-    run stops with a checkpoint and an error (parameters no longer change)."""
-    torch_threads: int = 0
-    """CPU threads of the learner process; 0 = the cores left over by actor processes (at least
-    1). More threads than free cores makes PyTorch spin and run many times slower."""
-
-    # --- what the run writes ----------------------------------------------------------------
-    log_every: int = 50_000
-    """Frames between rows of metrics.jsonl / TensorBoard (frames, not seconds, so that a
-    seeded inline run writes the same rows every time); a budget shorter than 10 × log_every
-    is logged every frames / 10 instead, so that a short run has a curve of about 10 rows."""
-    wandb_project: str = ""
-    """Weights & Biases project that also receives the run's metrics rows and config
-    (pip install 'gdi-rl[wandb]'); empty: no W&B. W&B's own settings apply: WANDB_ENTITY,
-    WANDB_MODE=offline (then `wandb sync RUN/wandb/offline-run-*`). A resumed run continues
-    the same W&B run."""
-    checkpoint_every_s: float = 600.0
-    """Seconds between checkpoints (also written at the end and on SIGINT/SIGTERM/SIGHUP)."""
-    checkpoint_every_frames: int = 1_000_000
-    """Frames between checkpoints, whichever of this and checkpoint_every_s comes first: a
-    crash (kill -9, out of memory, power cut) loses at most this many frames of training."""
-    eval_every: int = 250_000
-    """Frames between periodic evaluations (0 disables them)."""
-    eval_episodes: int = PAPER_EVAL_EPISODES
-    """Episodes per evaluation, one environment each, with their own seeds (paper: 32)."""
-    keep_checkpoints: int = 3
-    """Most recent checkpoints kept on disk."""
-    observation_reservoir: int = 0
-    """Observations kept per training stage for `gdi analyze richness` (a uniform sample of the
-    visited states, written to observations.npz; paper App. "t-SNE"); 0 = off."""
-    reservoir_stages: int = 3
-    """Training stages of the observation reservoir (the paper's early, middle, later: 3)."""
+    the policy space Λ among it), E's (:class:`gdi.meta.config.MetaConfig`), the
+    optimizer's (:class:`gdi.learning.optimizer.OptimizerConfig`) and the runtime's
+    (``gdi.runtime_config``: actors, replay, placement, output), each declared, documented
+    and checked by the layer that uses it. Composed by inheritance, so its fields stay one
+    flat set, in that order: ``config.json``, ``--set field=value`` and the configuration page
+    name them as before. A part of a run is handed its layer, ``config.layer(ReplayConfig)``,
+    not the Config, so that its signature says what it reads. What no single layer can check
+    (do the parts fit: λ's dimension, families and reward shapes, the replay's room for every
+    actor, the devices) is checked here, when the Config is built."""
 
     def __post_init__(self) -> None:
         # Dict-valued fields are kept in their JSON form (tuples as lists), so that a config
@@ -223,9 +77,13 @@ class Config(OptimizerConfig, MetaConfig, LossConfig, NetworkConfig, RunSpec):
         for name in ("env_overrides", "meta_kwargs"):
             object.__setattr__(self, name, _json_form(getattr(self, name)))
         object.__setattr__(self, "reward_shapes", tuple(self.reward_shapes))
-        _validate(self)
         # Each layer checks its own fields (a Config is each layer's config), then the parts'
         # fit is checked across them.
+        self.check_actors()
+        self.check_replay()
+        self.check_placement()
+        self.check_output()
+        _validate(self)
         self.check_network()
         _validate_shapes_per_family(self)
         self.check_loss()
@@ -243,7 +101,7 @@ class Config(OptimizerConfig, MetaConfig, LossConfig, NetworkConfig, RunSpec):
         unknown = sorted(set(data) - names)
         if unknown:
             raise ValueError(f"unknown config field(s) {unknown}; see `gdi train --help`")
-        values = {**data, **derived_labels(data)}
+        values = todays_config_fields(data, fill_added_later=False)
         if "reward_shapes" in values:
             values["reward_shapes"] = tuple(values["reward_shapes"])
         token = _CHECK_DEVICE.set(False)  # a saved run stays readable on any machine
@@ -255,10 +113,20 @@ class Config(OptimizerConfig, MetaConfig, LossConfig, NetworkConfig, RunSpec):
     def replace(self, **changes: Any) -> Config:
         return dataclasses.replace(self, **changes)
 
-    @property
-    def sequence_length(self) -> int:
-        """Transitions per stored sequence (burn-in + learning part)."""
-        return self.burn_in + self.seq_len
+    def layer(self, layer: type[Layer]) -> Layer:
+        """This config's fields of one layer (``layer``, one of :data:`LAYERS`), as that
+        layer's own config: what a part of the run that reads only that layer is handed."""
+        if layer not in LAYERS:
+            raise TypeError(f"{layer.__name__} is not one of Config's layers "
+                            f"({', '.join(cls.__name__ for cls in LAYERS)})")
+        return layer(**{f.name: getattr(self, f.name) for f in dataclasses.fields(layer)})
+
+
+#: The layers' configs a Config is composed of, in the order of its fields.
+LAYERS = (RunSpec, NetworkConfig, LossConfig, MetaConfig, OptimizerConfig, ActorsConfig,
+          ReplayConfig, PlacementConfig, OutputConfig)
+Layer = typing.TypeVar("Layer", RunSpec, NetworkConfig, LossConfig, MetaConfig, OptimizerConfig,
+                       ActorsConfig, ReplayConfig, PlacementConfig, OutputConfig)
 
 
 def _json_form(value: Any) -> Any:
@@ -270,41 +138,19 @@ def _json_form(value: Any) -> Any:
 
 
 def _validate(cfg: Config) -> None:
-    """The runtime's own fields (those declared on Config, not on a layer's config)."""
-    positive(
-        cfg, "frames", "num_actors", "envs_per_actor", "pull_every", "seq_len",
-        "seq_stride", "batch_size", "replay", "replay_capacity", "push_every", "log_every",
-        "checkpoint_every_s", "eval_episodes", "checkpoint_every_frames", "keep_checkpoints",
-        "reservoir_stages", "ray_cpus_per_actor", "actor_failure_window_s", "actor_timeout_s",
-        "skipped_updates_max",
-    )
-    non_negative(
-        cfg, "burn_in", "eval_every", "torch_threads", "seed", "min_replay",
-        "observation_reservoir", "actor_failures_max",
-    )
+    """What to run (``RunSpec``'s fields), and what spans the runtime's layers."""
+    positive(cfg, "frames")
+    non_negative(cfg, "seed")
     # The registry itself, not BACKENDS: a backend registered since this module was imported
     # (a test's) is allowed as well.
     if cfg.backend not in backend_registry.BACKENDS:
         raise ValueError(
             f"backend must be one of {', '.join(backend_registry.BACKENDS)}, got {cfg.backend!r}")
-    if cfg.ray_placement not in ("spread", "pack"):
-        raise ValueError(f"ray_placement must be spread or pack, got {cfg.ray_placement!r}")
     if cfg.backend == "ray" and cfg.actor_device != "cpu":
         raise ValueError(
             f"actor_device={cfg.actor_device!r} needs the local or inline backend: Ray actors "
             "reserve CPUs only (ray_cpus_per_actor) and Ray hides the GPUs from them; allowed "
             "with backend ray: cpu")
-    if not 0.0 <= cfg.discount <= 1.0:
-        raise ValueError(f"discount must be in [0, 1], got {cfg.discount!r}")
-    if cfg.seq_stride > cfg.seq_len:
-        raise ValueError(
-            f"seq_stride ({cfg.seq_stride}) must be <= seq_len ({cfg.seq_len}), or some "
-            "transitions would never be learned from"
-        )
-    if cfg.min_replay < cfg.batch_size:
-        raise ValueError(
-            f"min_replay ({cfg.min_replay}) must be >= batch_size ({cfg.batch_size})"
-        )
     if cfg.replay_capacity < cfg.min_replay + cfg.num_actors * cfg.envs_per_actor:
         raise ValueError(
             f"replay_capacity ({cfg.replay_capacity}) must hold min_replay ({cfg.min_replay}) "

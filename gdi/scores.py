@@ -283,7 +283,9 @@ def read_eval_file(path: str | os.PathLike) -> EvalRecord:
 
 def read_config(run_dir: str | os.PathLike) -> dict:
     """``run_dir/config.json``, checked to be an object with env, preset and name (strings)
-    and seed (an integer): a damaged file is a ValueError naming the file and the field."""
+    and seed (an integer): a damaged file is a ValueError naming the file and the field. The
+    fields are as the run wrote them (``gdi.upgrade.todays_config_fields`` reads those of an
+    earlier gdi as today's)."""
     run_dir = Path(run_dir)
     if run_dir.is_file():
         raise FileNotFoundError(f"{run_dir} is a file, not a run folder; give the run's folder")

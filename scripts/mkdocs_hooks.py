@@ -100,6 +100,11 @@ LAYER_SECTIONS = {
     "LossConfig": "operator T: the loss (gdi.learning.loss.LossConfig)",
     "MetaConfig": "operator E (gdi.meta.config.MetaConfig)",
     "OptimizerConfig": "operator T: the optimizer (gdi.learning.optimizer.OptimizerConfig)",
+    "ActorsConfig": "the runtime: actors (gdi.runtime_config.ActorsConfig)",
+    "ReplayConfig": "the runtime: sequences, replay and γ (gdi.runtime_config.ReplayConfig)",
+    "PlacementConfig": "the runtime: devices, backends and faults "
+                       "(gdi.runtime_config.PlacementConfig)",
+    "OutputConfig": "what the run writes (gdi.runtime_config.OutputConfig)",
 }
 
 

@@ -1,4 +1,4 @@
-"""DESIGN.md's promise, kept: a new policy space Λ is one class and its ``@register``; a new
+"""The promise of docs/extending/index.md, kept: a new policy space Λ is one class and its ``@register``; a new
 operator E is one class and its ``@register_controller``. Both are defined in this file, and with
 no other edit anywhere they are validated and listed like the built-in ones, pass the
 registry-driven tests of ``tests/test_policy_space.py`` and ``tests/meta/``, and train an inline

@@ -1,4 +1,4 @@
-"""The arrows of DESIGN.md, read from the source: math packages (policy_space, meta, learning,
+"""The arrows of docs/architecture.md ("The folders"), read from the source: math packages (policy_space, meta, learning,
 nets, envs) never import runtime or cli, nor the run's config or anything else built on them;
 meta and learning never import each other; nets never imports learning; evaluation reads run folders through the file layout below both
 (``gdi.scores``, ``gdi.run_files``) and never imports runtime; the config, which every layer
@@ -30,6 +30,7 @@ FORBIDDEN = {
     # it; the runtime never imports them.
     "runtime": {"agent", "video", "cli", "api"},
     "config": {"runtime", "cli"},
+    "runtime_config": {"runtime", "cli", "config"},
     "backend_registry": {"runtime", "cli", "config"},
 }
 
@@ -74,7 +75,7 @@ def test_the_scanner_sees_imports_of_every_form(tmp_path):
 def test_no_forbidden_arrow(package):
     bad = [f"{where} imports gdi.{imported}" for source, imported, where in edges()
            if source == package and imported in FORBIDDEN[package]]
-    assert not bad, "arrows DESIGN.md forbids: " + "; ".join(bad)
+    assert not bad, "arrows docs/architecture.md forbids: " + "; ".join(bad)
 
 
 def module_name(path: Path) -> str:

@@ -366,3 +366,22 @@ def test_a_grid_of_another_reading_of_t_refuses_the_folder(tmp_path):
     with pytest.raises(ValueError, match=r"different run \{'learning': \('paper', "
                                          r"'policy-head'\)\}"):
         minatar.run_status(head)
+
+
+def test_a_grids_kept_records_load_from_their_setting_folders(tmp_path):
+    """``gdi benchmark`` keeps each run's records as RECORDS/<setting>/<env>-<seed>: the report
+    finds them at that depth, and a folder inside a run (a bundle, an export) is no run."""
+    flat, nested = tmp_path / "flat", tmp_path / "nested"
+    fabricated_grid(flat)
+    for run in sorted(flat.iterdir()):
+        game, preset, seed = run.name.split("__")
+        (nested / preset).mkdir(parents=True, exist_ok=True)
+        run.rename(nested / preset / f"minatar-{game}-{seed}")
+    inside = nested / "gdi-i3" / "minatar-breakout-0" / "bundle"
+    inside.mkdir()
+    (inside / "config.json").write_text((inside.parent / "config.json").read_text())
+    grid = minatar_report.load_grid(nested)
+    assert [p.name for p in grid.incomplete] == ["minatar-asterix-0"]
+    assert {cell: [r.seed for r in runs] for cell, runs in grid.runs.items()} == {
+        ("asterix", "gdi-i3"): [0, 1], ("asterix", "gdi-i1"): [0, 1],
+        ("breakout", "gdi-i3"): [0, 1], ("breakout", "gdi-i1"): [0, 1]}

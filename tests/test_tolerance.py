@@ -13,9 +13,7 @@ import torch
 from gdi.envs import resolve_env
 from gdi.learning import LossConfig, loss, vtrace
 from gdi.nets import LSTMCore
-from gdi.runtime.acting.actor import Actor
-from gdi.runtime.components import build_controller, build_network, env_shapes
-from gdi.runtime.training.learner import Learner
+from gdi.runtime.components import build_learner, build_network, env_shapes
 from tests.learning.test_loss import assert_matches_reference, make_case, reference_loss
 from tests.learning.test_vtrace import assert_matches_brute_force, vtrace_reference
 from tests.learning.test_vtrace import random_inputs as vtrace_inputs
@@ -26,7 +24,7 @@ from tests.nets.test_torsos import (
     output_and_gradients,
 )
 from tests.runtime.helpers import tiny_config
-from tests.runtime.test_learner import assert_same_step, next_window
+from tests.runtime.test_learner import assert_same_step, new_actor, next_window
 from tests.tolerance import DEFAULT_ULPS, assert_close, is_close, mismatch, tolerance
 
 # ---- the rule ------------------------------------------------------------------------------
@@ -176,15 +174,15 @@ def test_learner_comparison_rejects_a_learning_rate_one_percent_off():
     env_config = resolve_env(config.env)
     shapes = env_shapes(env_config, 2)
     torch.manual_seed(2)
-    learners = [Learner(config, build_network(config, shapes))]
+    learners = [build_learner(config, build_network(config, shapes), device="cpu")]
     for changed in (config, replace(config, learning_rate=1.01 * config.learning_rate)):
-        learners.append(Learner(changed, build_network(changed, shapes)))
+        learners.append(build_learner(changed, build_network(changed, shapes), device="cpu"))
         learners[-1].net.load_state_dict(learners[0].net.state_dict())
-    actor = Actor(0, config, env_config, build_network(config, shapes),
-                  build_controller(config, 2), 2)
+    actor = new_actor(config, env_config, build_network(config, shapes), 2)
     batch = next_window(actor)
     reference, same, off = learners
+    assert off.optimizer_config.learning_rate == 1.01 * config.learning_rate
     want = reference.step(batch, 0.5)
-    assert_same_step(same.step(batch, 0.5), want, same, reference)
+    assert_same_step(same.step(batch, 0.5), want, same, reference, config)
     with pytest.raises(AssertionError):
-        assert_same_step(off.step(batch, 0.5), want, off, reference)
+        assert_same_step(off.step(batch, 0.5), want, off, reference, config)

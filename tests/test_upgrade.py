@@ -6,6 +6,7 @@ import shutil
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 
@@ -13,7 +14,7 @@ from gdi.cli import main
 from gdi.run_files import list_checkpoints, list_pickle_checkpoints
 from gdi.runtime.acting import actor
 from gdi.runtime.run_folder.checkpoint import load_checkpoint
-from gdi.upgrade import MOVED_MODULES, read_pickle_checkpoint, upgrade_folder
+from gdi.upgrade import MOVED_MODULES, read_pickle_checkpoint, todays_payload, upgrade_folder
 from tests.test_payload import Payload
 
 OLD_RUN = Path(__file__).parent / "data" / "pickle-format"
@@ -84,3 +85,83 @@ def test_every_moved_module_is_where_the_map_says():
         if old != "gdi.runtime.acting":  # now the package that holds the acting modules
             with pytest.raises(ModuleNotFoundError):
                 importlib.import_module(old)
+
+
+def _old_payload(actor_state: dict, num_actors: int = 1, pull_every: int = 4) -> dict:
+    """A checkpoint tree in the layout of gdi before 0.2: no ``controllers``, no actor turns,
+    the inline actors' states of their time."""
+    return {"config": {"env": "gym:CartPole-v1", "num_actors": num_actors,
+                       "pull_every": pull_every},
+            "frames": 100, "trainer": {"episodes": 0}, "actors": [actor_state]}
+
+
+def test_an_old_payload_is_put_in_todays_layout():
+    """Each branch that parts once had for older states is done once, here: E's states and the
+    actor turns where they were missing, NumPy's sampler from the old torch generator, the
+    last pull at the old multiples, the pickled environments dropped."""
+    generator = torch.Generator().manual_seed(9).get_state()
+
+    def state(**changes) -> dict:  # todays_payload changes the tree it is given, as it may
+        return {"controller": {"e": 1}, "steps": 18, "env": b"pickled",
+                "generator": generator.clone(), **changes}
+
+    today = todays_payload(_old_payload(state(), pull_every=4))
+    assert today["controllers"] == [{"e": 1}]
+    assert today["trainer"]["turns"] == {"last_asked": [-1], "requests": 0}
+    assert today["trainer"]["actor_restarts"] == 0
+    (actor_state,) = today["actors"]
+    assert actor_state["env"] is None and "generator" not in actor_state
+    assert actor_state["pulled_at"] == 16  # pulls came at 0, 4, ..., 16 of 18 steps
+    rng = np.random.default_rng()
+    rng.bit_generator.state = actor_state["rng"]
+    seeded = np.random.default_rng(np.frombuffer(generator.numpy().tobytes(), dtype=np.uint32))
+    assert rng.random(3).tolist() == seeded.random(3).tolist()
+    at_multiple = todays_payload(_old_payload(state(steps=16), pull_every=4))
+    assert at_multiple["actors"][0]["pulled_at"] == 12  # the pull at 16 comes with step 16
+    kept = todays_payload(_old_payload(state(rng={"kept": 1}, pulled_at=5)))
+    assert kept["actors"][0]["rng"] == {"kept": 1} and kept["actors"][0]["pulled_at"] == 5
+
+
+def test_an_old_collector_of_whole_sequences_loads_as_todays_chunks():
+    from gdi.runtime.storage.collector import ReplayCollector
+    from gdi.runtime.storage.sequences import SequenceBatch
+    from tests.runtime.test_steps import SyntheticStream, assert_same_batch, recorders
+
+    stack = 4  # ale:Breakout's frame stack, which the conversion reads from the config
+    stream = SyntheticStream(num_envs=2, stack=stack, end_rate=0.2, seed=3)
+    old, new = recorders(stream, 8, 4)
+    windows = [w for _ in range(30) for w, _ in [stream.step([old, new])] if w is not None]
+    columns = [w.column(i) for w in windows for i in range(stream.n)]
+    former = {"items": [c.as_dict() for c in columns], "uses_left": [2] * len(columns),
+              "rng": np.random.default_rng(0).bit_generator.state, "added": len(columns),
+              "trained": 0}
+    payload = {"config": {"env": "ale:Breakout", "num_actors": 1, "pull_every": 4},
+               "trainer": {}, "collector": former}
+    collector = ReplayCollector(1, 2, 10_000, 1, seed=0, frame_stack=stack)
+    collector.load_state_dict(todays_payload(payload)["collector"])
+    assert_same_batch(collector.newest(len(columns)), SequenceBatch.concatenate(columns))
+    assert len(collector) == len(columns)
+
+
+def test_compatibility_is_declared_in_gdi_upgrade_alone():
+    """docs/architecture.md's rule: what earlier versions wrote is read through gdi/upgrade.py;
+    the tables of it (fields added since, labels derived, modules moved) and the functions
+    that apply them are defined nowhere else."""
+    import ast
+
+    import gdi
+
+    names = {"FIELDS_ADDED_LATER", "LABELS_DERIVED_ON_LOAD", "MOVED_MODULES", "derived_labels",
+             "todays_config_fields", "todays_payload"}
+    root = Path(gdi.__file__).parent
+    found = {}
+    for path in root.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            targets = ([t.id for t in node.targets if isinstance(t, ast.Name)]
+                       if isinstance(node, ast.Assign) else
+                       [node.target.id] if isinstance(node, ast.AnnAssign)
+                       and isinstance(node.target, ast.Name) else
+                       [node.name] if isinstance(node, ast.FunctionDef) else [])
+            for name in set(targets) & names:
+                found.setdefault(name, set()).add(path.relative_to(root).as_posix())
+    assert found == {name: {"upgrade.py"} for name in names}

@@ -21,7 +21,6 @@ import threading
 import torch
 
 from gdi.runtime.acting.actor import Window
-from gdi.runtime.components import build_actor
 from gdi.runtime.training.parameter_server import flatten_parameters, unflatten_parameters_into
 
 
@@ -48,16 +47,17 @@ class LockedParameterServer:
 
 class ThreadBackend:
     """One thread per actor; the driver's ``request(i)`` wakes idle actor i (the driver takes
-    every actor in turn), ``receive`` takes the windows its threads have finished. Nothing here
-    waits to be placed, so ``stop`` (the run's Ctrl-C, for backends that wait) is unused."""
+    every actor in turn), ``receive`` takes the windows its threads have finished. Its actors are
+    built from the run's ``recipe``; nothing here waits to be placed or restarts an actor, so
+    ``placement`` (fault budgets, Ray's settings) and ``stop`` (the run's Ctrl-C, for backends
+    that wait) are unused."""
 
     restarts = 0  # a failed actor ends the run: nothing is restarted
+    acts_in_loop = False  # the actors act in threads of their own, not in the driver's loop
 
-    def __init__(self, config, env_config, shapes, stop=None) -> None:
-        self.config = config
-        self.num_actors = self.parallel_actors = config.num_actors
-        self.actors = [build_actor(config, i, shapes, env_config=env_config)
-                       for i in range(config.num_actors)]
+    def __init__(self, recipe, placement, stop=None) -> None:
+        self.num_actors = self.parallel_actors = recipe.num_actors
+        self.actors = [recipe.build(i) for i in range(recipe.num_actors)]
         self._asks = [queue.SimpleQueue() for _ in self.actors]  # True: act a window; None: stop
         self._done: queue.SimpleQueue = queue.SimpleQueue()  # (actor id, Window or exception)
         self._busy: set[int] = set()

@@ -31,6 +31,7 @@ from gdi.evaluation.report_io import ReportFiles
 from gdi.presets.setting import RunSetting, run_setting, value_text
 from gdi.run_files import BUNDLE_REPORTS, is_bundle, list_checkpoints, outside_bundle
 from gdi.scores import CONFIG_FILE, EVAL_DIR, RunEvals, load_run
+from gdi.upgrade import todays_config_fields
 
 # Resamples of a learning-curve band: one bootstrap per environment, so fewer than for the
 # aggregates, whose intervals are the report's headline numbers.
@@ -402,10 +403,11 @@ def _runs_section(runs: Sequence[RunEvals], files: ReportFiles, labels: dict[Pat
 
 
 def protocol_of(run: RunEvals) -> str:
-    """The ALE protocol a run used (runs written before the field: the paper's), — elsewhere."""
+    """The ALE protocol a run used (read as today's fields: a run written before the field
+    ran the paper's), — elsewhere."""
     if not run.env.startswith("ale:"):
         return "—"
-    return str(run.config.get("protocol", "paper"))
+    return str(todays_config_fields(run.config)["protocol"])
 
 
 def _evaluated_later_section(runs: Sequence[RunEvals], files: ReportFiles) -> list[str]:

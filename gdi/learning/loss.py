@@ -297,6 +297,17 @@ def _taken(per_action: torch.Tensor, actions: torch.Tensor) -> torch.Tensor:
     return per_action.gather(-1, actions.unsqueeze(-1)).squeeze(-1)
 
 
+def vtrace_target_moments(metrics: dict[str, float], families: int
+                           ) -> tuple[torch.Tensor, torch.Tensor]:
+    """The mean and the (population) variance of each family's V-trace targets v_s in one
+    step, float64 ``[families]`` each, read from that step's ``loss`` metrics: what a running
+    normalization of the value heads folds in after the step (``value_norm="running"``)."""
+    means = [metrics[f"stats/vs_mean_f{k}"] for k in range(1, families + 1)]
+    variances = [metrics[f"stats/vs_std_f{k}"] ** 2 for k in range(1, families + 1)]
+    return (torch.tensor(means, dtype=torch.float64),
+            torch.tensor(variances, dtype=torch.float64))
+
+
 def loss(
     outputs: LossOutputs, batch: LossBatch, config: LossConfig
 ) -> tuple[torch.Tensor, dict[str, float]]:

@@ -111,14 +111,13 @@ KINDS = ("ale", "minatar", "gym")
 # algorithm (Λ, P_Λ, E, T, the replay ratio, the preprocessing) at other scale knobs.
 SCALES["ale-cpu"] = {
     **SCALES["ale"],
-    # DQN's torso: a learner step costs 6.4× less than impala_deep's at this batch on one core
-    # (benchmarks/learner_speed.py: 556 against 3,581 ms per step of 16 × (10 + 20)); LSTM 128
-    # would save only another 10 %, so the paper's 256 stays.
+    # DQN's torso: a learner step costs several times less than impala_deep's at this batch
+    # on one core, and LSTM 128 would save little more, so the paper's 256 stays
+    # (docs/paper-choices.md, "the ale-cpu scale", has the times).
     "torso": "nature",
     # One actor process beside the learner: the two cores of a small machine. The learner
-    # bounds the run and the actor idles most of its time (82 %), so the learner takes both
-    # cores: 1,115 against 805 frames/s end to end with one learner thread (two 8-14 min runs,
-    # seed 0, back to back on the otherwise idle 2-core machine).
+    # bounds the run and the actor idles most of its time, so the learner takes both cores
+    # (docs/paper-choices.md, "the ale-cpu scale", has the frames/s of each).
     "num_actors": 1,
     "envs_per_actor": 16,
     "torch_threads": 2,
@@ -134,9 +133,9 @@ SCALES["ale-cpu"] = {
     "pull_every": 4,
     "push_every": 1,
     # An evaluation episode whose λ never launches the ball runs to the 108k-frame cap, and the
-    # others step on until it ends: at 250k frames 7 of 16 episodes did, and each evaluation
-    # took ~4.7 min against ~3.8 min of training between two (55 % of the wall time). Half
-    # the episodes, half as often.
+    # others step on until it ends: with the defaults, evaluations took over half of the wall
+    # time (docs/paper-choices.md, "the ale-cpu scale"). Half the episodes, half as
+    # often.
     "eval_every": 500_000,
     "eval_episodes": 8,
     "log_every": 50_000,
@@ -160,9 +159,8 @@ SCALE_NOTES = {
 }
 
 DEFAULT_FRAMES = {"ale": 200_000_000, "minatar": 1_000_000, "gym": 1_000_000,
-                  # About 1.5 hours at the ~1,100 frames/s measured on the 2-core machine,
-                  # evaluations aside; the learning rate anneals to 0 over the budget, so it
-                  # should end with the run.
+                  # A few hours on a 2-core machine; the learning rate anneals to 0 over the
+                  # budget, so it should end with the run.
                   "ale-cpu": 6_000_000}
 
 

@@ -8,12 +8,12 @@ any part of it are never seeds of one agent) and label each group by it.
 
 The names come from the config itself: ``config.json`` records ``preset``, ``scale`` and
 ``learning``; a config saved before ``scale`` or ``learning`` existed is given the ones its run
-took (``gdi.config.derived_labels``: its environment kind's scale, the paper's learning), as
+took (``gdi.upgrade.derived_labels``: its environment kind's scale, the paper's learning), as
 ``Config.from_dict`` gives them when it loads the run. The differences are found by resolving
 the names again and comparing field by field, with two rules for configs written by an older
 gdi:
 
-- a field added since the config was written (``gdi.config.FIELDS_ADDED_LATER``) has the value
+- a field added since the config was written (``gdi.upgrade.FIELDS_ADDED_LATER``) has the value
   that gives the behaviour the run had, e.g. ``entropy_floor=0`` for a ``policy-head-ale`` run
   made before that learning had its floor: a difference, and rightly so, since the run ran
   without it;
@@ -33,9 +33,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from gdi.config import FIELDS_ADDED_LATER, PLACEMENT_FIELDS, derived_labels
+from gdi.config import PLACEMENT_FIELDS
 from gdi.presets import resolve_config
 from gdi.presets.scales import SEARCHES
+from gdi.upgrade import todays_config_fields
 
 #: config.json entries that say who a run is or where and how it ran, never what it learns:
 #: runs that differ only in these are seeds of one agent.
@@ -130,12 +131,11 @@ class RunSetting:
 
 def run_setting(config: Mapping[str, Any]) -> RunSetting:
     """The setting of the run whose ``config.json`` is ``config`` (see the module's doc)."""
-    saved = {**config, **derived_labels(config)}
-    saved = {**{k: v for k, v in FIELDS_ADDED_LATER.items() if k not in saved}, **saved}
+    saved = todays_config_fields(config)
     env = str(saved.get("env", ""))
     preset, scale, learning = (str(saved.get(k, "?")) for k in ("preset", "scale", "learning"))
     frames = saved.get("frames")
-    protocol = str(saved.get("protocol", "paper")) if env.startswith("ale:") else None
+    protocol = str(saved["protocol"]) if env.startswith("ale:") else None
     compared = {k: _plain(v) for k, v in saved.items()
                 if k not in NOT_WHAT_IT_LEARNS and k not in NAMED}
     fields = json.dumps(compared, sort_keys=True)

@@ -1,64 +1,110 @@
-"""Building the parts of a run from its Config: networks, E controllers, actors, the data
-collector."""
+"""Building the parts of a run from its layers' configs: networks, E controllers, the recipe
+of its actors, the data collector, the learner. With ``gdi.runtime.wiring`` and
+``gdi.runtime.lifecycle``, the only runtime code that reads a whole ``Config``: each builder
+hands the part it builds the layers that part reads (``Config.layer``)."""
 
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
 import torch
 
 from gdi.config import Config
-from gdi.envs import make_vector_env, resolve_env
+from gdi.envs import EnvConfig, make_vector_env, resolve_env
+from gdi.learning.loss import LossConfig
+from gdi.learning.optimizer import OptimizerConfig
 from gdi.meta import make_controller
+from gdi.meta.config import MetaConfig
 from gdi.nets import build
+from gdi.nets.config import NetworkConfig
+from gdi.run_spec import RunSpec
 from gdi.runtime import seeds
 from gdi.runtime.acting.actor import Actor
 from gdi.runtime.storage.collector import ReplayCollector
+from gdi.runtime.training.learner import Learner
+from gdi.runtime_config import ActorsConfig, PlacementConfig, ReplayConfig
 
 
-def resolve_run_env(config: Config):
-    """The run's environment as its config gives it: the spec, the ALE protocol and the
+def resolve_run_env(spec: RunSpec) -> EnvConfig:
+    """The run's environment as its spec gives it: the environment, the ALE protocol and the
     run's own overrides on top."""
-    return resolve_env(config.env, protocol=config.protocol, **config.env_overrides)
+    return resolve_env(spec.env, protocol=spec.protocol, **spec.env_overrides)
 
 
-def build_network(config: Config, spec: EnvShapes):
-    """The network the run's config describes (its NetworkConfig fields) for ``spec``."""
-    return build(spec.obs_shape, spec.num_actions, obs_scale=spec.obs_scale,
-                 **config.build_options())
+def build_network(network: NetworkConfig, shapes: EnvShapes):
+    """The network ``network`` describes, for an environment of ``shapes``."""
+    return build(shapes.obs_shape, shapes.num_actions, obs_scale=shapes.obs_scale,
+                 **network.build_options())
 
 
-def build_collector(config: Config, env_config) -> ReplayCollector:
+def build_collector(replay: ReplayConfig, seed: int, frame_stack: int) -> ReplayCollector:
     """The data collector: actors' windows in, the learner's batches of sequences out (each
-    sequence learned from ``replay`` times), seeded from the run's seed."""
+    sequence learned from ``replay`` times), seeded from the run's ``seed``; ``frame_stack``:
+    the frames an observation stacks (stored once, stacked again for the learner)."""
     return ReplayCollector(
-        config.batch_size, config.replay, config.replay_capacity, config.min_replay,
-        seed=seeds.collector(config.seed), frame_stack=env_config.stacked_frames,
+        replay.batch_size, replay.replay, replay.replay_capacity, replay.min_replay,
+        seed=seeds.collector(seed), frame_stack=frame_stack,
     )
 
 
-def build_controller(config: Config, seed: int):
-    return make_controller(config.meta_controller, seed, **config.meta_kwargs)
+def build_controller(meta: MetaConfig, seed: int):
+    """A fresh E of ``meta``'s kind, seeded."""
+    return make_controller(meta.meta_controller, seed, **meta.meta_kwargs)
 
 
-def build_actor(config: Config, actor_id: int, shapes: EnvShapes, *, incarnation: int = 0,
-                controller_state: dict | None = None, env_config=None) -> Actor:
-    """Actor ``actor_id`` as every backend starts it: its environments, its E (restored from
-    ``controller_state`` when given: a resumed run, or an actor restarted after a failure),
-    its own network and the seeds of its ``incarnation`` (``gdi.runtime.seeds.actor``).
-    ``env_config``: the resolved environment, when the caller holds it (else resolved from
-    the config, as a process of its own must)."""
-    seed = seeds.actor(config.seed, actor_id, incarnation)
-    controller = build_controller(config, seed)
-    if controller_state is not None:
-        controller.load_state_dict(controller_state)
-    if env_config is None:
-        env_config = resolve_run_env(config)
-    # The actor's network on actor_device (auto resolved in the actor's own process).
-    net = build_network(config, shapes).to(resolve_device(config.actor_device))
-    return Actor(actor_id, config, env_config, net, controller, seed)
+def build_learner(config: Config, net: torch.nn.Module, device: str | None = None) -> Learner:
+    """Operator T for ``net``, with the layers it reads: the loss, the optimizer, the replay's
+    burn-in and γ, the network's heads; on ``device`` (default: ``learner_device``)."""
+    return Learner(net, config.layer(LossConfig), config.layer(OptimizerConfig),
+                   config.layer(ReplayConfig), config.layer(NetworkConfig),
+                   compile=config.learner_compile,
+                   device=learner_device(config) if device is None else device)
+
+
+@dataclass(frozen=True)
+class ActorRecipe:
+    """What every actor of a run is built from: handed to the backend, which builds its
+    actors where it places them (in this process, each in a process of its own, in Ray
+    workers), so it holds plain data that travels (pickles) and nothing the learner's
+    process holds."""
+
+    env_config: EnvConfig
+    shapes: EnvShapes
+    network: NetworkConfig
+    meta: MetaConfig
+    actors: ActorsConfig
+    replay: ReplayConfig
+    policy_space: str
+    device: str
+    """``actor_device`` (``auto`` resolved where the actor runs)."""
+    run_seed: int
+
+    @classmethod
+    def of(cls, config: Config, env_config: EnvConfig, shapes: EnvShapes) -> ActorRecipe:
+        return cls(env_config, shapes, config.layer(NetworkConfig), config.layer(MetaConfig),
+                   config.layer(ActorsConfig), config.layer(ReplayConfig),
+                   config.policy_space, config.actor_device, config.seed)
+
+    @property
+    def num_actors(self) -> int:
+        return self.actors.num_actors
+
+    def build(self, actor_id: int, *, incarnation: int = 0,
+              controller_state: dict | None = None) -> Actor:
+        """Actor ``actor_id`` as every backend starts it: its environments, its E (restored
+        from ``controller_state`` when given: a resumed run, or an actor restarted after a
+        failure), its own network and the seeds of its ``incarnation``
+        (``gdi.runtime.seeds.actor``)."""
+        seed = seeds.actor(self.run_seed, actor_id, incarnation)
+        controller = build_controller(self.meta, seed)
+        if controller_state is not None:
+            controller.load_state_dict(controller_state)
+        net = build_network(self.network, self.shapes).to(resolve_device(self.device))
+        return Actor(actor_id, self.actors, self.replay, self.policy_space, self.env_config,
+                     net, controller, seed)
 
 
 class EnvShapes(NamedTuple):
@@ -124,6 +170,6 @@ def resolve_device(name: str) -> str:
     return name
 
 
-def learner_device(config: Config) -> str:
+def learner_device(placement: PlacementConfig) -> str:
     """The learner's device (``learner_device``, resolved on the learner's machine)."""
-    return resolve_device(config.learner_device)
+    return resolve_device(placement.learner_device)

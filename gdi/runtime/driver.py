@@ -80,24 +80,26 @@ def checkpoint(trainer: Trainer, backend: Backend):
 
 
 def drive(trainer: Trainer, backend: Backend, stop: Callable[[int], bool],
-          report: Callable[[], None]) -> None:
-    """Run until the frame budget is spent or ``stop`` says so (the caller checkpoints)."""
-    config, collector = trainer.config, trainer.collector
-    room = config.envs_per_actor  # sequences per window
+          report: Callable[[], None], sequences_per_window: int) -> None:
+    """Run until the frame budget is spent or ``stop`` says so (the caller checkpoints).
+    ``sequences_per_window``: what one window brings the collector (an actor's
+    environments)."""
+    replay, collector = trainer.replay, trainer.collector
+    room = sequences_per_window
     # Sequences the learner takes out per step (each step uses batch_size sequence-uses; a
     # sequence leaves after `replay` of them).
-    taken_per_step = -(-config.batch_size // config.replay)
+    taken_per_step = -(-replay.batch_size // replay.replay)
     ahead = AskAhead() if backend.parallel_actors > 1 else None
 
     def ask_for_data() -> None:
         lead = (ahead.steps if ahead is not None else LEAD_STEPS) * taken_per_step
         while (backend.in_flight < backend.num_actors
-               and len(collector) + room * backend.in_flight < config.min_replay + lead
+               and len(collector) + room * backend.in_flight < replay.min_replay + lead
                and collector.free_slots >= room * (backend.in_flight + 1)):
             backend.request(trainer.turns.next(backend.idle_actors()))
 
     restarts_seen = backend.restarts
-    while trainer.frames < config.frames:
+    while trainer.frames < trainer.budget:
         ask_for_data()
         # Wait for data only when there is nothing to train on.
         start = time.perf_counter()

@@ -144,7 +144,7 @@ def check_can_run(config: Config) -> None:
     config names (a resumed GPU run on a CPU-only machine) and W&B when it is asked for."""
     check_learner_device(config.learner_device)
     check_learner_device(config.actor_device, what="actor_device")
-    check_wandb(config)
+    check_wandb(config.wandb_project)
 
 
 @dataclass(frozen=True)
@@ -273,7 +273,7 @@ class RunSession:
         if self.resumed is not None:  # checkpoints passed over, rows dropped, what changes
             trainer.warn(*self.resumed.notes)
         self._handlers = stop.install()
-        if config.backend == "inline":  # its environments step here: a hung one needs a watchdog
+        if self.actors.acts_in_loop:  # a hung environment step would block the loop: a watchdog
             stop.watchdog_s = INLINE_STOP_GRACE_S
         if stop.requested:  # during start-up: nothing trained, so nothing new to checkpoint
             return self.stopped_during_start_up(run_dir)
@@ -315,7 +315,8 @@ class RunSession:
         stop. When it fails (an actor that kept failing, an evaluation that failed) with the
         learner whole and the disk not what failed, a checkpoint keeps the run resumable."""
         try:
-            drive(self.trainer, self.actors, self.stop, self.report)
+            drive(self.trainer, self.actors, self.stop, self.report,
+                  sequences_per_window=self.config.envs_per_actor)
         except Exception as err:
             if self.trained() and self.trainer.updates.intact and \
                     not isinstance(err, StorageError | StepHung):

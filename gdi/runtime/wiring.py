@@ -22,15 +22,18 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gdi.config import Config
+from gdi.meta.config import MetaConfig
+from gdi.nets.config import NetworkConfig
 from gdi.policy_space import get_policy_space
 from gdi.runtime import seeds
 from gdi.runtime.backends.base import Backend, ParameterServer, backend_class
 from gdi.runtime.callbacks import Callback, Callbacks
 from gdi.runtime.components import (
+    ActorRecipe,
     build_collector,
+    build_learner,
     build_network,
     env_shapes,
-    learner_device,
     resolve_run_env,
 )
 from gdi.runtime.lifecycle import (
@@ -49,11 +52,12 @@ from gdi.runtime.storage.reservoir import StageReservoir
 from gdi.runtime.training.checkpointing import Checkpointing
 from gdi.runtime.training.episodes import EpisodeRecorder
 from gdi.runtime.training.learner import Learner
-from gdi.runtime.training.log import TrainingLog
+from gdi.runtime.training.log import TrainingLog, log_interval
 from gdi.runtime.training.periodic_evaluation import TrainingEvaluation
 from gdi.runtime.training.roster import ActorRoster
 from gdi.runtime.training.trainer import Trainer
 from gdi.runtime.training.updates import DivergenceWatch, LearnerUpdates
+from gdi.runtime_config import OutputConfig, PlacementConfig, ReplayConfig
 
 
 @dataclass(frozen=True)
@@ -81,14 +85,17 @@ def build_run(config: Config, env_config, stop: StopRequest) -> RunParts:
     shapes = env_shapes(env_config, config.seed)
     # θ, drawn first from torch's generator (seeded before): the learner trains it, the
     # actors act with copies of it
-    net = build_network(config, shapes)
+    net = build_network(config.layer(NetworkConfig), shapes)
     # environments → actors: each steps envs_per_actor environments with π_λ, λ drawn per
-    # episode from its own E, and records windows of steps; the backend places them
-    actors = backend_class(config.backend)(config, env_config, shapes, stop=stop)
+    # episode from its own E, and records windows of steps; the backend builds them from
+    # their recipe where it places them
+    recipe = ActorRecipe.of(config, env_config, shapes)
+    actors = backend_class(config.backend)(recipe, config.layer(PlacementConfig), stop=stop)
     # actors → collector: each actor's windows continue its stream into sequences
-    collector = build_collector(config, env_config)
+    collector = build_collector(config.layer(ReplayConfig), config.seed,
+                                env_config.stacked_frames)
     # collector → learner (operator T): a batch of sequences, one AdamW step of θ
-    learner = Learner(config, net, device=learner_device(config))
+    learner = build_learner(config, net)
     # learner → parameter server: θ pushed every push_every learner steps, held where the
     # backend's actors read it
     server = actors.parameter_server(learner.net)
@@ -102,26 +109,32 @@ def build_trainer(config: Config, env_config, run_dir: Path, parts: RunParts, *,
                   should_stop: Callable[[], bool]) -> Trainer:
     """The learner side around the run's parts: the parts that write the run folder, built
     once it exists. ``should_stop`` is asked during an evaluation's episodes."""
+    saved_config = config.to_dict()
+    output = config.layer(OutputConfig)
     writer = MetricsWriter(run_dir, tensorboard=tensorboard,
-                           wandb_project=config.wandb_project, config=config)
-    writer.write_hparams_text(config)
+                           wandb_project=config.wandb_project, config=saved_config)
+    writer.write_hparams_text(saved_config)
     warnings = Warnings()
     index_names = get_policy_space(config.policy_space).index_names
-    log = TrainingLog(config, writer, index_names, parts.actors.parallel_actors, callbacks)
+    log = TrainingLog(log_interval(config.frames, config.log_every), writer, index_names,
+                      parts.actors.parallel_actors, callbacks)
     episodes = EpisodeRecorder(writer, log, callbacks, warnings, config.env)
     roster = ActorRoster(config.num_actors)
-    evaluation = TrainingEvaluation(config, env_config, run_dir, writer, log, callbacks,
-                                    should_stop)
+    evaluation = TrainingEvaluation(output, config.layer(MetaConfig), config.policy_space,
+                                    env_config, config.env, config.seed, run_dir, writer, log,
+                                    callbacks, should_stop)
     reservoir = StageReservoir(
         config.reservoir_stages, config.observation_reservoir, seed=seeds.reservoir(config.seed),
     ) if config.observation_reservoir > 0 else None
     watch = DivergenceWatch(parts.learner, warnings, config.env, config.skipped_updates_max)
     updates = LearnerUpdates(parts.collector, parts.learner, parts.server, log, watch,
                              config.burn_in, config.push_every)
-    checkpoints = Checkpointing(config, run_dir, parts.learner, parts.collector, parts.server,
-                                log, evaluation, episodes, roster, reservoir, writer, callbacks)
-    return Trainer(config, parts.collector, parts.learner, updates, episodes, roster,
-                   reservoir, log, evaluation, checkpoints, warnings, writer)
+    checkpoints = Checkpointing(saved_config, output, run_dir, parts.learner, parts.collector,
+                                parts.server, log, evaluation, episodes, roster, reservoir,
+                                writer, callbacks)
+    return Trainer(config.frames, config.layer(ReplayConfig), parts.collector, parts.learner,
+                   updates, episodes, roster, reservoir, log, evaluation, checkpoints, warnings,
+                   writer)
 
 
 def train(

@@ -476,7 +476,7 @@ def test_an_ale_cpu_report_names_scale_learning_and_each_set_change(tmp_path, ca
 def test_runs_with_and_without_the_entropy_floor_are_never_one_group(tmp_path):
     # The committed records: seed 0's config.json predates entropy_floor, so it ran without
     # the floor that policy-head-ale sets today; a field that an older config lacks is
-    # compared at the value it had then (gdi.config.FIELDS_ADDED_LATER), not passed over.
+    # compared at the value it had then (gdi.upgrade.FIELDS_ADDED_LATER), not passed over.
     import shutil
 
     runs = []

@@ -908,3 +908,13 @@ def test_k_families_each_get_the_policy_gradient_of_the_steps_they_acted():
         assert (grad[k][family != k] == 0).all() and (grad[k][family == k] > 0).all()
     with pytest.raises(ValueError, match=r"reward_shapes: .*family_softmax.*K >= 2"):
         LossConfig(policy_space="family_softmax", reward_shapes=("log",))
+
+
+def test_vtrace_target_moments_are_each_familys_mean_and_population_variance():
+    from gdi.learning.loss import vtrace_target_moments
+
+    metrics = {"stats/vs_mean_f1": 1.5, "stats/vs_std_f1": 2.0, "stats/vs_mean_f2": -0.5,
+               "stats/vs_std_f2": 0.25, "stats/vs_mean": 0.5}
+    means, variances = vtrace_target_moments(metrics, families=2)
+    assert means.dtype == variances.dtype == torch.float64
+    assert means.tolist() == [1.5, -0.5] and variances.tolist() == [4.0, 0.0625]

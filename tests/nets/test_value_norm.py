@@ -10,8 +10,7 @@ import torch
 from gdi.config import Config
 from gdi.nets import RunningValueNorm, build
 from gdi.nets.normalization import merge_moments
-from gdi.runtime.components import build_network, env_shapes
-from gdi.runtime.training.learner import Learner
+from gdi.runtime.components import build_learner, build_network, env_shapes
 from tests.runtime.test_learner import next_window, setup
 from tests.tolerance import assert_close
 
@@ -113,7 +112,8 @@ def test_the_learner_folds_each_steps_targets_into_the_statistics_and_checkpoint
     assert stats.count.item() == 2 * per_batch
     assert torch.equal(stats.mean, mean) and torch.equal(stats.var, var)
     assert metrics["stats/value_norm_std"] == float(stats.std.mean())
-    restored = Learner(config, build_network(config, env_shapes(env_config, 0)))
+    restored = build_learner(config, build_network(config, env_shapes(env_config, 0)),
+                             device="cpu")
     restored.load_state_dict(learner.state_dict())
     for name in ("count", "mean", "var"):
         assert torch.equal(getattr(restored.net.value_norm, name), getattr(stats, name))

@@ -7,13 +7,15 @@ import numpy as np
 import pytest
 import torch
 
-from gdi.config import apply_overrides
+from gdi.config import Config, apply_overrides
 from gdi.envs import env_seeds, resolve_env
 from gdi.policy_space import get_policy_space
 from gdi.presets import resolve_config
 from gdi.runtime.acting.actor import Actor
 from gdi.runtime.acting.step import compress_reward, sample_actions
 from gdi.runtime.components import build_controller, build_network, env_shapes
+from gdi.runtime_config import ActorsConfig, ReplayConfig
+from gdi.upgrade import todays_payload
 from tests.nets.helpers import summed_terms
 from tests.runtime.cutting import actor_window
 from tests.tolerance import assert_close
@@ -24,21 +26,29 @@ CAP = 6  # CartPole under random actions lasts 9 steps or more: every episode is
 SEED = 4
 
 
-def _actor(preset: str, cap: int = CAP, seq_len: int = 2 * CAP) -> Actor:
+def _config(preset: str, cap: int = CAP, seq_len: int = 2 * CAP) -> Config:
     config = resolve_config(preset, "gym:CartPole-v1", seed=SEED)
-    config = apply_overrides(config, [
+    return apply_overrides(config, [
         "envs_per_actor=3", "burn_in=0", f"seq_len={seq_len}", f"seq_stride={seq_len}",
         "lstm_units=8", f"env_overrides={{\"max_episode_steps\": {cap}}}",
     ])
+
+
+def _actor_of(config: Config) -> Actor:
     env_config = resolve_env(config.env, **config.env_overrides)
     torch.manual_seed(SEED)
     net = build_network(config, env_shapes(env_config, SEED))
-    return Actor(0, config, env_config, net, build_controller(config, SEED), seed=SEED)
+    return Actor(0, config.layer(ActorsConfig), config.layer(ReplayConfig), config.policy_space,
+                 env_config, net, build_controller(config, SEED), seed=SEED)
 
 
-def _first_window(actor: Actor):
+def _actor(preset: str, cap: int = CAP, seq_len: int = 2 * CAP) -> Actor:
+    return _actor_of(_config(preset, cap, seq_len))
+
+
+def _first_window(actor: Actor, config: Config):
     window = actor_window(actor)
-    assert actor.steps == actor.config.sequence_length  # the first window ends there
+    assert actor.steps == config.sequence_length  # the first window ends there
     return window
 
 
@@ -57,8 +67,9 @@ def _replay_episode(actor: Actor, env_index: int, actions: np.ndarray):
 
 @pytest.mark.parametrize("preset", ["gdi-i3", "gdi-h3"])
 def test_time_limit_cut_stores_the_final_observations_value(preset):
-    actor = _actor(preset)
-    window = _first_window(actor)
+    config = _config(preset)
+    actor = _actor_of(config)
+    window = _first_window(actor, config)
     families = actor.net.families
     assert window.truncation_values.shape == (2 * CAP, actor.num_envs, families)
     cut = np.zeros(2 * CAP, dtype=bool)
@@ -93,9 +104,11 @@ def test_time_limit_cut_stores_the_final_observations_value(preset):
 
 
 def test_time_limit_bootstrap_can_be_switched_off():
-    actor = _actor("gdi-i3")
-    actor.config = apply_overrides(actor.config, ["time_limit_bootstrap=false"])
-    window = _first_window(actor)
+    config = _config("gdi-i3")
+    actor = _actor_of(config)
+    assert actor.time_limit_bootstrap  # the default, switched off here
+    actor.time_limit_bootstrap = False
+    window = _first_window(actor, config)
     assert window.dones.sum() == 2 * actor.num_envs  # two cuts per environment
     assert not window.truncation_values.any()
 
@@ -111,9 +124,10 @@ def test_terminated_episodes_store_no_bootstrap_value():
 
 
 def test_behavior_log_probs_are_those_of_the_sampled_actions():
-    actor = _actor("gdi-i3")
-    window = _first_window(actor)
-    space = get_policy_space(actor.config.policy_space)
+    config = _config("gdi-i3")
+    actor = _actor_of(config)
+    window = _first_window(actor, config)
+    space = get_policy_space(config.policy_space)
     resets = window.resets[:-1]
     with torch.no_grad():
         outputs, _ = actor.net(
@@ -154,35 +168,26 @@ def test_draws_at_the_ends_of_the_unit_interval_stay_on_possible_actions(r, expe
     assert np.isfinite(log_probs).all()
 
 
-def test_an_actor_state_with_the_former_torch_generator_still_loads():
+def _upgraded(state: dict, pull_every: int) -> dict:
+    """An actor's state of gdi before 0.2 as ``gdi upgrade`` writes it (gdi.upgrade)."""
+    payload = {"config": {"num_actors": 1, "pull_every": pull_every}, "trainer": {},
+               "actors": [state]}
+    return todays_payload(payload)["actors"][0]
+
+
+def test_an_upgraded_actor_state_of_the_former_torch_generator_samples_as_seeded_from_it():
     actor = _actor("gdi-i3")
     for _ in range(3):
         actor.step()
     state = actor.state_dict()
-    state["generator"] = torch.Generator().manual_seed(9).get_state()  # before NumPy sampling
+    generator = torch.Generator().manual_seed(9).get_state()  # before NumPy sampling
+    state["generator"] = generator
     del state["rng"]
     restored = _actor("gdi-i3")
-    restored.load_state_dict(state)
-    assert restored.steps == 3 and isinstance(restored.acting.rng, np.random.Generator)
-    same = _actor("gdi-i3")
-    same.load_state_dict(state)
-    assert restored.acting.rng.random() == same.acting.rng.random()  # seeded from the saved state
-
-
-def test_an_actor_state_written_before_steps_were_stored_once_resumes_with_a_new_stream():
-    actor = _actor("gdi-i3")
-    for _ in range(3):
-        actor.step()
-    state = actor.state_dict()
-    state["builder"] = {"steps": 3}  # the former recorder of whole sequences
-    del state["recorder"]
-    restored = _actor("gdi-i3")
-    assert restored.load_state_dict(state)  # environments and everything else restored
-    chunk = None
-    while chunk is None:
-        chunk, _ = restored.step()
-    # A new stream (its collector holds the former sequences whole): its first window.
-    assert chunk.start == 0 and chunk.steps == restored.config.sequence_length
+    assert not restored.load_state_dict(_upgraded(state, restored.pull_every))  # envs restart
+    assert restored.steps == 3
+    seeded = np.random.default_rng(np.frombuffer(generator.numpy().tobytes(), dtype=np.uint32))
+    assert restored.acting.rng.random() == seeded.random()
 
 
 class _CountingServer:
@@ -204,7 +209,7 @@ class _CountingServer:
 ])
 def test_pulls_follow_pull_every_counted_from_the_last_pull(pull_first, expected):
     actor = _actor("gdi-i3", seq_len=6)
-    actor.config = apply_overrides(actor.config, ["pull_every=4"])
+    actor.pull_every = 4
     server = _CountingServer(actor)
     for _ in range(3):
         actor.act_window(server, pull_first=pull_first)
@@ -212,16 +217,16 @@ def test_pulls_follow_pull_every_counted_from_the_last_pull(pull_first, expected
     assert server.pulled_at_steps == expected
 
 
-def test_a_checkpoint_from_before_pulled_at_pulls_at_the_old_multiples():
+def test_an_upgraded_checkpoint_from_before_pulled_at_pulls_at_the_old_multiples():
     actor = _actor("gdi-i3", seq_len=6)
-    actor.config = apply_overrides(actor.config, ["pull_every=4"])
+    actor.pull_every = 4
     server = _CountingServer(actor)
     actor.act_window(server)  # pulls at steps 0 and 4; ends at step 6
     state = actor.state_dict()
     del state["pulled_at"]
     resumed = _actor("gdi-i3", seq_len=6)
-    resumed.config = actor.config
-    resumed.load_state_dict(state)
+    resumed.pull_every = actor.pull_every
+    resumed.load_state_dict(_upgraded(state, actor.pull_every))
     server = _CountingServer(resumed)
     resumed.act_window(server)
     assert server.pulled_at_steps == [8]

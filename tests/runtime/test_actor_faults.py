@@ -75,12 +75,14 @@ def test_half_a_window_then_the_senders_end_leaves_the_reader_an_end_of_pipe():
 def local_backend(**overrides):
     from gdi.envs import resolve_env
     from gdi.runtime.backends.local import LocalBackend
-    from gdi.runtime.components import build_network, env_shapes
+    from gdi.runtime.components import ActorRecipe, build_network, env_shapes
+    from gdi.runtime_config import PlacementConfig
 
     config = tiny_config(env="minatar:breakout", backend="local", **overrides)
     env_config = resolve_env(config.env)
     shapes = env_shapes(env_config, config.seed)
-    backend = LocalBackend(config, env_config, shapes)
+    backend = LocalBackend(ActorRecipe.of(config, env_config, shapes),
+                           config.layer(PlacementConfig))
     backend.pull_from(backend.parameter_server(build_network(config, shapes)))
     return backend
 
@@ -253,7 +255,7 @@ LEARNER_DYING_MID_PUSH = """
 import os, sys, time
 import torch.multiprocessing as mp
 from gdi.envs import resolve_env
-from gdi.runtime.components import build_network, env_shapes
+from gdi.runtime.components import ActorRecipe, build_network, env_shapes
 from gdi.runtime.backends.local import actor_process
 from gdi.runtime.training.parameter_server import SharedParameterServer
 from tests.runtime.helpers import tiny_config
@@ -261,6 +263,7 @@ from tests.runtime.helpers import tiny_config
 config = tiny_config(env="gym:CartPole-v1")
 env_config = resolve_env(config.env)
 shapes = env_shapes(env_config, config.seed)
+recipe = ActorRecipe.of(config, env_config, shapes)
 context = mp.get_context("spawn")
 server = SharedParameterServer(build_network(config, shapes), context)
 receiving, sending = context.Pipe(duplex=False)
@@ -268,12 +271,15 @@ stop, credits = context.RawValue("b", 0), context.Semaphore(1)
 server._version.value = 1  # newer than the actor's parameters,
 server._sequence.value = 1  # and being written
 actor = context.Process(target=actor_process, args=(
-    0, 0, config, shapes, server, sending, stop, credits, None, os.getpid()))
+    0, 0, recipe, server, sending, stop, credits, None, os.getpid()))
 actor.start()
 print(actor.pid, flush=True)
 deadline = time.monotonic() + 120
 while credits.get_value() and time.monotonic() < deadline:  # the actor has taken its credit
     time.sleep(0.05)
+if credits.get_value() or not actor.is_alive():  # it never got as far as the pull
+    print("the actor did not start acting", file=sys.stderr, flush=True)
+    os._exit(1)
 time.sleep(0.5)  # and waits in its pull
 os._exit(0)
 """

@@ -99,11 +99,14 @@ def test_inline_resume_of_a_local_checkpoint_says_what_starts_afresh(tmp_path):
     cut = train_until(config, tmp_path / "run", 600)
     backend = backend_class("inline")
     from gdi.envs import resolve_env
-    from gdi.runtime.components import env_shapes
+    from gdi.runtime.components import ActorRecipe, env_shapes
+    from gdi.runtime_config import PlacementConfig
 
     env_config = resolve_env(config.env)
     shapes = env_shapes(env_config, 0)
-    inline = backend(config.replace(backend="inline"), env_config, shapes)
+    inline_config = config.replace(backend="inline")
+    inline = backend(ActorRecipe.of(inline_config, env_config, shapes),
+                     inline_config.layer(PlacementConfig))
     payload = load_checkpoint(latest_checkpoint(cut.run_dir))
     warnings = inline.start(payload["controllers"].__getitem__, payload)
     assert any("start afresh" in w for w in warnings)

@@ -13,6 +13,7 @@ import pytest
 from gdi.runtime.backends.base import ActorTurns
 from gdi.runtime.driver import LEAD_STEPS, AskAhead, drive
 from gdi.runtime.wiring import train
+from gdi.runtime_config import ReplayConfig
 from tests.runtime.helpers import tiny_config
 from tests.tolerance import assert_close
 
@@ -28,8 +29,8 @@ class FakeCollector:
     """Counts sequences and their uses left as the real collector does: ``room`` come per
     window, ``batch_size`` uses go per learner step, a sequence leaves after ``replay``."""
 
-    def __init__(self, config) -> None:
-        self.config = config
+    def __init__(self, replay: ReplayConfig) -> None:
+        self.replay = replay
         self.uses: list[int] = []
 
     def __len__(self) -> int:
@@ -37,25 +38,31 @@ class FakeCollector:
 
     @property
     def free_slots(self) -> int:
-        return self.config.replay_capacity - len(self.uses)
+        return self.replay.replay_capacity - len(self.uses)
 
     def add(self, sequences: int) -> None:
         assert sequences <= self.free_slots, "the driver asked for more than fits"
-        self.uses += [self.config.replay] * sequences
+        self.uses += [self.replay.replay] * sequences
 
     def ready(self) -> bool:
-        return len(self.uses) >= self.config.min_replay
+        return len(self.uses) >= self.replay.min_replay
 
     def step(self) -> None:
-        for i in range(self.config.batch_size):  # the oldest, for simplicity
+        for i in range(self.replay.batch_size):  # the oldest, for simplicity
             self.uses[i] -= 1
         self.uses = [u for u in self.uses if u > 0]
 
 
 class FakeTrainer:
+    """What ``drive`` reads of a Trainer: its budget (frames), its replay's sizes, its parts."""
+
     def __init__(self, config) -> None:
-        self.config = config
-        self.collector = FakeCollector(config)
+        self.budget = config.frames
+        self.replay = ReplayConfig(batch_size=config.batch_size, replay=config.replay,
+                                   replay_capacity=config.replay_capacity,
+                                   min_replay=config.min_replay)
+        self.sequences_per_window = config.envs_per_actor
+        self.collector = FakeCollector(self.replay)
         self.turns = ActorTurns(config.num_actors)
         self.frames = 0
         self.steps = 0
@@ -75,7 +82,7 @@ class FakeTrainer:
     def take_window(self, window: FakeWindow) -> None:
         self.frames += window.frames
         self.windows[window.actor_id] += 1
-        self.collector.add(self.config.envs_per_actor)
+        self.collector.add(self.sequences_per_window)
 
     def train_while_ready(self, before_step) -> int:
         done = 0
@@ -149,7 +156,8 @@ def test_every_actor_is_asked_in_turn_after_warm_up(num_actors):
     config = fake_config(num_actors)
     trainer = FakeTrainer(config)
     backend = FakeBackend(num_actors, delays=[1] * num_actors, frames_per_window=320)
-    drive(trainer, backend, stop=lambda frames: False, report=lambda: None)
+    drive(trainer, backend, stop=lambda frames: False, report=lambda: None,
+          sequences_per_window=config.envs_per_actor)
     counts = [trainer.windows[i] for i in range(num_actors)]
     # 400 windows in all: each actor acted its share, give or take one.
     assert sum(counts) == 400 and max(counts) - min(counts) <= 1, counts
@@ -163,7 +171,8 @@ def test_a_slow_actor_acts_its_windows_and_the_others_take_up_the_rest():
     config = fake_config(3)
     trainer = FakeTrainer(config)
     backend = FakeBackend(3, delays=[1, 3, 1], frames_per_window=320)
-    drive(trainer, backend, stop=lambda frames: False, report=lambda: None)
+    drive(trainer, backend, stop=lambda frames: False, report=lambda: None,
+          sequences_per_window=config.envs_per_actor)
     counts = [trainer.windows[i] for i in range(3)]
     assert all(c >= 400 // 3 // 3 for c in counts), counts  # nobody stands still
     assert counts[0] >= counts[1] and counts[2] >= counts[1], counts
@@ -200,7 +209,8 @@ def test_actors_are_asked_further_ahead_when_windows_take_longer_than_steps(
     trainer = FakeTrainer(config)
     backend = FakeBackend(8, delays=[1] * 8, frames_per_window=320, acting_s=acting_s,
                           in_turn=in_turn)
-    drive(trainer, backend, stop=lambda frames: False, report=lambda: None)
+    drive(trainer, backend, stop=lambda frames: False, report=lambda: None,
+          sequences_per_window=config.envs_per_actor)
     assert backend.most_in_flight == most_in_flight
 
 

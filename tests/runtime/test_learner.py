@@ -10,15 +10,22 @@ import torch
 from gdi.envs import resolve_env
 from gdi.policy_space import get_policy_space
 from gdi.runtime.acting.actor import Actor
-from gdi.runtime.components import build_collector, build_controller, build_network, env_shapes
+from gdi.runtime.components import (
+    build_collector,
+    build_controller,
+    build_learner,
+    build_network,
+    env_shapes,
+)
 from gdi.runtime.errors import LearnerDiverged
 from gdi.runtime.progress import Warnings
 from gdi.runtime.run_folder.run_dir import MetricsWriter
 from gdi.runtime.storage.sequences import SequenceBatch
 from gdi.runtime.training.learner import Learner
-from gdi.runtime.training.log import TrainingLog
+from gdi.runtime.training.log import TrainingLog, log_interval
 from gdi.runtime.training.parameter_server import InlineParameterServer
 from gdi.runtime.training.updates import DivergenceWatch, LearnerUpdates
+from gdi.runtime_config import ActorsConfig, ReplayConfig
 from tests.nets.helpers import summed_terms
 from tests.runtime.cutting import actor_window
 from tests.runtime.helpers import tiny_config
@@ -30,10 +37,15 @@ def setup(seed: int = 0, **extra):
     env_config = resolve_env(config.env)
     shapes = env_shapes(env_config, seed)
     torch.manual_seed(seed)
-    learner = Learner(config, build_network(config, shapes))
-    actor = Actor(0, config, env_config, build_network(config, shapes),
-                  build_controller(config, seed), seed)
+    learner = build_learner(config, build_network(config, shapes), device="cpu")
+    actor = new_actor(config, env_config, build_network(config, shapes), seed)
     return config, env_config, learner, actor
+
+
+def new_actor(config, env_config, net: torch.nn.Module, seed: int) -> Actor:
+    """Actor 0 of ``config``, with ``net`` and a fresh E seeded with ``seed``."""
+    return Actor(0, config.layer(ActorsConfig), config.layer(ReplayConfig), config.policy_space,
+                 env_config, net, build_controller(config, seed), seed)
 
 
 def next_window(actor: Actor) -> SequenceBatch:
@@ -93,10 +105,11 @@ def test_non_finite_gradient_with_a_finite_loss_is_skipped():
 def learner_updates(tmp_path, config, env_config, learner):
     """The learner side's updates (``LearnerUpdates``) with their collector and warnings."""
     writer = MetricsWriter(tmp_path, tensorboard=False)
-    log = TrainingLog(config, writer, get_policy_space(config.policy_space).index_names)
+    log = TrainingLog(log_interval(config.frames, config.log_every), writer,
+                      get_policy_space(config.policy_space).index_names)
     warnings = Warnings()
     watch = DivergenceWatch(learner, warnings, config.env, config.skipped_updates_max)
-    collector = build_collector(config, env_config)
+    collector = build_collector(config, config.seed, env_config.stacked_frames)
     updates = LearnerUpdates(collector, learner, InlineParameterServer(learner.net), log,
                              watch, config.burn_in, config.push_every)
     return updates, collector, warnings
@@ -146,14 +159,16 @@ def test_a_finite_update_ends_the_streak(tmp_path):
     assert len(warnings.take()) == 2  # one warning per streak
 
 
-def assert_same_step(got: dict, want: dict, learner: Learner, reference: Learner) -> None:
-    """The metrics and the parameters after a step, by tests.tolerance's rule. The loss is a
+def assert_same_step(got: dict, want: dict, learner: Learner, reference: Learner,
+                     config) -> None:
+    """The metrics and the parameters after a step of both learners of ``config``, by
+    tests.tolerance's rule. The loss is a
     float32 mean over the seq_len × batch_size learning steps of terms from the network
     unrolled over burn-in and sequence (``summed_terms``). AdamW moves a parameter by about
     the learning rate per step, a few 1e-4 of its magnitude, and the gradient's rounding
     cancels to first order in m̂/√v̂: the parameters differ by their own rounding only, with
     no terms to count."""
-    config = learner.config
+    assert learner.burn_in == reference.burn_in == config.burn_in
     steps = summed_terms(reference.net, config.burn_in + config.seq_len)
     assert_close(got["losses/total"], want["losses/total"], dtype=torch.float32,
                  terms=steps * config.seq_len * config.batch_size)
@@ -170,15 +185,16 @@ def test_a_compiled_learner_applies_the_same_updates_as_the_eager_one():
     env_config = resolve_env(config.env)
     shapes = env_shapes(env_config, 2)
     torch.manual_seed(2)
-    eager = Learner(config, build_network(config, shapes))
+    eager = build_learner(config, build_network(config, shapes), device="cpu")
     compiled_config = dataclasses.replace(config, learner_compile=True)
-    compiled = Learner(compiled_config, build_network(compiled_config, shapes))
+    compiled = build_learner(compiled_config, build_network(compiled_config, shapes),
+                             device="cpu")
     compiled.net.load_state_dict(eager.net.state_dict())
-    actor = Actor(0, config, env_config, build_network(config, shapes),
-                  build_controller(config, 2), 2)
+    actor = new_actor(config, env_config, build_network(config, shapes), 2)
     for _ in range(3):
         batch = next_window(actor)
-        assert_same_step(compiled.step(batch, 0.5), eager.step(batch, 0.5), compiled, eager)
+        assert_same_step(compiled.step(batch, 0.5), eager.step(batch, 0.5), compiled, eager,
+                         config)
     assert compiled.steps == eager.steps == 3
     # Same parameter names: checkpoints and pushes are those of the eager network.
     assert list(compiled.net.state_dict()) == list(eager.net.state_dict())
@@ -241,8 +257,8 @@ def test_a_cuda_learner_steps_the_same_from_its_pinned_staging():
     config, env_config, _, actor = setup()
     shapes = env_shapes(env_config, 0)
     torch.manual_seed(0)
-    pinned = Learner(config, build_network(config, shapes), device="cuda")
-    plain = Learner(config, build_network(config, shapes), device="cuda")
+    pinned = build_learner(config, build_network(config, shapes), device="cuda")
+    plain = build_learner(config, build_network(config, shapes), device="cuda")
     plain.net.load_state_dict(pinned.net.state_dict())
     first = next_window(actor)
     pinned.step(first, 0.5)
@@ -251,7 +267,7 @@ def test_a_cuda_learner_steps_the_same_from_its_pinned_staging():
     second = next_window(actor)
     staged = SequenceBatch.concatenate([second], out=pinned.staging)
     assert staged is pinned.staging
-    assert_same_step(pinned.step(staged, 0.5), plain.step(second, 0.5), pinned, plain)
+    assert_same_step(pinned.step(staged, 0.5), plain.step(second, 0.5), pinned, plain, config)
 
 
 def test_a_run_config_is_its_loss_config_field_for_field():

@@ -22,6 +22,7 @@ from gdi.runtime.backends.ray_backend import RayBackend  # noqa: E402
 from gdi.runtime.errors import ActorFailure  # noqa: E402
 from gdi.runtime.run_folder.checkpoint import latest_checkpoint, load_checkpoint  # noqa: E402
 from gdi.runtime.stop import StopRequest  # noqa: E402
+from gdi.runtime_config import PlacementConfig  # noqa: E402
 from tests.runtime.helpers import TINY, one_line_error, tiny_config  # noqa: E402
 
 RAY_TRAIN = ["train", "--env", "gym:CartPole-v1", "--backend", "ray", "--no-report", "--set",
@@ -149,7 +150,7 @@ def never_placing_backend(fake, cpus=4.0):
     backend = object.__new__(RayBackend)
     backend.ray = fake
     backend.handles = [NeverPlaced.Handle(), NeverPlaced.Handle()]
-    backend.config = tiny_config(ray_cpus_per_actor=cpus)
+    backend.placement = tiny_config(ray_cpus_per_actor=cpus).layer(PlacementConfig)
     return backend
 
 

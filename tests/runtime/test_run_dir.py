@@ -94,7 +94,7 @@ def test_a_missing_field_is_an_error_never_todays_default(tmp_path, capsys, fiel
 def test_a_run_written_before_the_runtime_fields_existed_still_reads(tmp_path):
     # A config.json from before the Ray and fault fields: those (and only those) take the
     # value that reproduces how the run ran; everything it learns with is the file's.
-    from gdi.runtime.run_folder.run_dir import FIELDS_ADDED_LATER
+    from gdi.upgrade import FIELDS_ADDED_LATER
 
     run = saved_run(tmp_path)
     record = json.loads((run / "config.json").read_text())

@@ -194,20 +194,6 @@ def test_a_checkpointed_collector_cuts_the_same_sequences_and_stores_each_chunk_
             assert_same_batch(restored.newest(stream.n), want)
 
 
-def test_a_collector_written_with_whole_sequences_still_loads():
-    stack, length, stride = 4, 8, 4
-    stream = SyntheticStream(num_envs=2, stack=stack, end_rate=0.2, seed=3)
-    old, new = recorders(stream, length, stride)
-    windows = [w for _ in range(30) for w, _ in [stream.step([old, new])] if w is not None]
-    columns = [w.column(i) for w in windows for i in range(stream.n)]
-    former = {"items": [c.as_dict() for c in columns], "uses_left": [2] * len(columns),
-              "rng": np.random.default_rng(0).bit_generator.state, "added": len(columns),
-              "trained": 0}
-    collector = ReplayCollector(1, 2, 10_000, 1, seed=0, frame_stack=stack)
-    collector.load_state_dict(former)
-    assert_same_batch(collector.newest(len(columns)), SequenceBatch.concatenate(columns))
-
-
 def test_a_new_stream_starts_afresh_and_a_gap_is_refused():
     stream = SyntheticStream(num_envs=2, stack=4, seed=4)
     old, new = recorders(stream, 6, 3)
@@ -338,14 +324,13 @@ def test_the_learner_trains_on_the_old_tensors_and_applies_the_same_update(env):
     """What the learner trains on from a batch sampled as training samples it (frames, for
     stacked observations) is, tensor for tensor, what it trained on from the old stacked
     batch; and one update from each gives the same parameters."""
-    from gdi.runtime.components import build_network
-    from gdi.runtime.training.learner import Learner
+    from gdi.runtime.components import build_learner, build_network
 
     config, shapes, want, batch = learner_batches(env)
     learners = []
     for _ in range(2):
         torch.manual_seed(0)
-        learners.append(Learner(config, build_network(config, shapes)))
+        learners.append(build_learner(config, build_network(config, shapes), device="cpu"))
     # Before, the learner trained on the stacked batch's arrays as they were.
     assert_same_tensors(learners[1]._to_device(batch), want)
     # Exact: the same kernels on the same inputs in one process.
@@ -358,12 +343,11 @@ def test_training_hands_the_learner_frames_of_stacked_observations(tmp_path):
     """The learner side samples its batches as frames (``stacked=False``): the stacks are rebuilt
     by the learner, on its device, and the host never writes them."""
     from gdi.envs import resolve_env
-    from gdi.runtime.components import build_network
-    from gdi.runtime.training.learner import Learner
+    from gdi.runtime.components import build_learner, build_network
     from tests.runtime.test_learner import learner_updates
 
     config, shapes, want, _ = learner_batches("ale:Breakout")
-    learner = Learner(config, build_network(config, shapes))
+    learner = build_learner(config, build_network(config, shapes), device="cpu")
     updates, collector, _ = learner_updates(tmp_path, config, resolve_env(config.env), learner)
     received = []
     learner.step = lambda batch, progress: received.append(batch) or {}
@@ -379,11 +363,10 @@ def test_a_cuda_learner_stacks_its_pinned_frames_on_the_gpu(env):
     """A CUDA learner's pinned staging takes the form of the batches it is given (frames, for
     stacked observations), and the stacks it rebuilds on the GPU, by the CPU's code, are the
     old stacked batch's."""
-    from gdi.runtime.components import build_network
-    from gdi.runtime.training.learner import Learner
+    from gdi.runtime.components import build_learner, build_network
 
     config, shapes, want, batch = learner_batches(env)
-    learner = Learner(config, build_network(config, shapes), device="cuda")
+    learner = build_learner(config, build_network(config, shapes), device="cuda")
     first = learner._to_device(batch)  # pageable; makes the staging buffers
     staging = learner.staging
     assert type(staging) is type(batch)

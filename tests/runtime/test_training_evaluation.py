@@ -5,9 +5,11 @@ it; one a stop interrupted records nothing and stays due."""
 import json
 
 from gdi.envs import resolve_env
+from gdi.meta.config import MetaConfig
 from gdi.runtime.components import build_network, env_shapes
 from gdi.runtime.run_folder.run_dir import MetricsWriter
 from gdi.runtime.training.periodic_evaluation import TrainingEvaluation
+from gdi.runtime_config import OutputConfig
 from tests.runtime.helpers import tiny_config
 
 
@@ -16,7 +18,10 @@ def parts(tmp_path):
     env_config = resolve_env(config.env)
     net = build_network(config, env_shapes(env_config, config.seed))
     writer = MetricsWriter(tmp_path, tensorboard=False)
-    return config, TrainingEvaluation(config, env_config, tmp_path, writer), net, writer
+    evaluation = TrainingEvaluation(config.layer(OutputConfig), config.layer(MetaConfig),
+                                    config.policy_space, env_config, config.env, config.seed,
+                                    tmp_path, writer)
+    return config, evaluation, net, writer
 
 
 def test_due_every_eval_every_frames_and_recorded(tmp_path):

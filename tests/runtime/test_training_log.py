@@ -9,6 +9,7 @@ from gdi.config import Config
 from gdi.runtime.acting.actor import EpisodeRecord
 from gdi.runtime.run_folder.checkpoint import CheckpointSchedule
 from gdi.runtime.training.log import MIN_ROWS, TrainingLog, log_interval
+from gdi.runtime_config import OutputConfig
 
 
 class Rows:
@@ -24,13 +25,18 @@ class Rows:
         pass
 
 
+def training_log(config: Config, writer, index_names: tuple[str, ...]) -> TrainingLog:
+    """The log of a run of ``config``: a row every ``log_interval`` of its budget."""
+    return TrainingLog(log_interval(config.frames, config.log_every), writer, index_names)
+
+
 def episode(ret: float, length: int, lam: tuple[float, ...]) -> EpisodeRecord:
     return EpisodeRecord(actor=0, env=0, episode_return=ret, length=length, lam=lam)
 
 
 def test_a_row_holds_the_means_of_what_came_since_the_last_row():
     rows = Rows()
-    log = TrainingLog(Config(log_every=100), rows, ("inv_tau", "eps"))
+    log = training_log(Config(log_every=100), rows, ("inv_tau", "eps"))
     log.add_step({"losses/total": 1.0}, lag=2.0)
     log.add_step({"losses/total": 3.0}, lag=4.0)
     log.add_episodes([episode(1.0, 10, (2.0, 0.5)), episode(5.0, 30, (4.0, 0.1))])
@@ -51,7 +57,7 @@ def test_a_row_holds_the_means_of_what_came_since_the_last_row():
 
 
 def test_a_forced_row_needs_frames_since_the_last_one():
-    log = TrainingLog(Config(log_every=100), Rows(), ())
+    log = training_log(Config(log_every=100), Rows(), ())
     assert log.due(10, force=True) and not log.due(0, force=True)
 
 
@@ -62,10 +68,10 @@ def test_a_restored_log_writes_the_row_the_uninterrupted_one_would():
 
     config = Config(log_every=100)
     straight, resumed = Rows(), Rows()
-    log = TrainingLog(config, straight, ("x",))
+    log = training_log(config, straight, ("x",))
     fill(log)
     saved = log.state_dict()
-    restored = TrainingLog(config, resumed, ("x",))
+    restored = training_log(config, resumed, ("x",))
     restored.load_state_dict(saved)
     for each in (log, restored):
         each.add_step({"losses/q": 1.5}, lag=3.0)
@@ -78,11 +84,11 @@ def test_a_restored_log_writes_the_row_the_uninterrupted_one_would():
 
 
 def test_a_checkpoint_is_due_by_frames_or_by_seconds_whichever_first():
-    schedule = CheckpointSchedule(Config(checkpoint_every_frames=1000, checkpoint_every_s=3600))
+    schedule = CheckpointSchedule(OutputConfig(checkpoint_every_frames=1000, checkpoint_every_s=3600))
     assert not schedule.due(999) and schedule.due(1000)
     schedule.saved(1000)
     assert not schedule.due(1999) and schedule.due(2000)
-    by_time = CheckpointSchedule(Config(checkpoint_every_frames=10**9, checkpoint_every_s=0.01))
+    by_time = CheckpointSchedule(OutputConfig(checkpoint_every_frames=10**9, checkpoint_every_s=0.01))
     time.sleep(0.02)
     assert by_time.due(0)
     by_time.saved(0)
@@ -93,12 +99,12 @@ def test_a_short_budget_is_logged_every_tenth_of_it():
     """``log_every`` unless the budget holds fewer than MIN_ROWS of it (issue 71: a short run
     had three rows): then a tenth of the budget, so that a long run's rows stay as they were."""
     assert MIN_ROWS == 10
-    assert log_interval(Config(frames=30_000, log_every=10_000)) == 3_000
-    assert log_interval(Config(frames=30_001, log_every=10_000)) == 3_001  # rounded up
-    assert log_interval(Config(frames=1_000_000, log_every=50_000)) == 50_000
-    assert log_interval(Config(frames=12_000, log_every=1_000)) == 1_000  # same_records's runs
-    assert log_interval(Config(frames=5, log_every=1)) == 1
-    log = TrainingLog(Config(frames=30_000, log_every=10_000), Rows(), ())
+    assert log_interval(30_000, log_every=10_000) == 3_000
+    assert log_interval(30_001, log_every=10_000) == 3_001  # rounded up
+    assert log_interval(1_000_000, log_every=50_000) == 50_000
+    assert log_interval(12_000, log_every=1_000) == 1_000  # same_records's runs
+    assert log_interval(5, log_every=1) == 1
+    log = training_log(Config(frames=30_000, log_every=10_000), Rows(), ())
     due = []
     for frames in range(160, 30_081, 160):  # the windows of one actor of 16 environments
         if log.due(frames):

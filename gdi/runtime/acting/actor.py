@@ -18,13 +18,13 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from gdi.config import Config
 from gdi.envs import make_vector_env
 from gdi.policy_space import get_policy_space
 from gdi.runtime.acting import env_state
 from gdi.runtime.acting.step import Acting, compress_reward, one_step
 from gdi.runtime.errors import EnvironmentFault
 from gdi.runtime.storage.steps import StepChunk, StepRecorder
+from gdi.runtime_config import ActorsConfig, ReplayConfig
 
 
 @dataclass(frozen=True)
@@ -62,32 +62,39 @@ class Window:
 
 
 class Actor:
+    """Actor ``actor_id``: ``actors.envs_per_actor`` environments of ``env_config`` stepped
+    with ``net`` (θ, pulled every ``actors.pull_every`` steps) under π_λ of ``policy_space``,
+    λ drawn from ``controller`` (its E), recorded into sequences of ``replay``'s shape."""
+
     def __init__(
         self,
         actor_id: int,
-        config: Config,
+        actors: ActorsConfig,
+        replay: ReplayConfig,
+        policy_space: str,
         env_config,
         net: torch.nn.Module,
         controller,
         seed: int,
     ) -> None:
         self.actor_id = actor_id
-        self.config = config
+        self.pull_every = actors.pull_every
+        self.time_limit_bootstrap = replay.time_limit_bootstrap
         self.net = net
         self.controller = controller
-        self.space = get_policy_space(config.policy_space)
+        self.space = get_policy_space(policy_space)
         if controller.dim != self.space.dim:
             raise ValueError(
-                f"E controller {config.meta_controller!r} samples λ of dimension {controller.dim}"
-                f", but policy space {config.policy_space!r} is indexed by {self.space.dim} "
-                f"({', '.join(self.space.index_names)})"
+                f"E controller {type(controller).__name__} samples λ of dimension "
+                f"{controller.dim}, but policy space {policy_space!r} is indexed by "
+                f"{self.space.dim} ({', '.join(self.space.index_names)})"
             )
-        self.num_envs = config.envs_per_actor
+        self.num_envs = actors.envs_per_actor
         self.frames_per_step = env_config.frames_per_step
         self._env_config, self._seed = env_config, seed  # to build the environments again
         self.env = make_vector_env(env_config, self.num_envs, seed)
         # λ from E (float64, kept so until recorded); seeded action sampling.
-        self.acting = Acting(net, config.policy_space, controller.sample_many,
+        self.acting = Acting(net, policy_space, controller.sample_many,
                              np.random.default_rng(seed))
         self.version = -1  # no parameters pulled yet: the first pull always copies
         self.steps = 0
@@ -99,7 +106,7 @@ class Actor:
         self._start_episodes(seed)
         state_shape = tuple(self.acting.state.shape[1:])
         self.recorder = StepRecorder(
-            self.num_envs, config.sequence_length, config.seq_stride, self.obs.shape[1:],
+            self.num_envs, replay.sequence_length, replay.seq_stride, self.obs.shape[1:],
             self.obs.dtype, env_config.stacked_frames, self.space.dim, state_shape,
         )
 
@@ -129,7 +136,7 @@ class Actor:
     @property
     def pull_due(self) -> bool:
         """``pull_every`` steps have passed since the last pull (or there was none)."""
-        return self.pulled_at is None or self.steps - self.pulled_at >= self.config.pull_every
+        return self.pulled_at is None or self.steps - self.pulled_at >= self.pull_every
 
     def take_phase_seconds(self) -> dict[str, float]:
         """The seconds per phase since the last call (and start counting afresh)."""
@@ -216,7 +223,7 @@ class Actor:
     def _non_finite(self, rewards: np.ndarray) -> None:
         i = int(np.flatnonzero(~np.isfinite(rewards))[0])
         raise EnvironmentFault(
-            f"the environment {self.config.env} gives non-finite data: reward {rewards[i]} "
+            f"the environment {self._env_config.spec} gives non-finite data: reward {rewards[i]} "
             f"from actor {self.actor_id}'s environment {i} at its step {self.steps}; fix or "
             "wrap the environment")
 
@@ -242,7 +249,7 @@ class Actor:
         learner's. The learner adds γ·V_f to the shaped reward of the cut step.
         """
         rows = np.flatnonzero(truncated)
-        if rows.size == 0 or not self.config.time_limit_bootstrap:
+        if rows.size == 0 or not self.time_limit_bootstrap:
             return None
         final_obs = np.ascontiguousarray(info["final_obs"][rows])
         device = self.acting.device
@@ -287,19 +294,10 @@ class Actor:
         restart, everything else is restored)."""
         self.controller.load_state_dict(state["controller"])
         self.net.load_state_dict(state["net"])
-        if "rng" in state:
-            self.acting.rng.bit_generator.state = state["rng"]
-        else:  # written when actions were sampled with a torch generator: seed from its state
-            self.acting.rng = np.random.default_rng(
-                np.frombuffer(state["generator"].numpy().tobytes(), dtype=np.uint32)
-            )
+        self.acting.rng.bit_generator.state = state["rng"]
         self.version, self.steps = state["version"], state["steps"]
-        if "pulled_at" in state:
-            self.pulled_at = state["pulled_at"]
-        else:  # written when pulls came at multiples of pull_every: the last such multiple
-            self.pulled_at = self.steps - (self.steps % self.config.pull_every
-                                           or self.config.pull_every)
-        if not isinstance(state.get("env"), dict):  # None, or the pickle of gdi before 0.2
+        self.pulled_at = state["pulled_at"]
+        if state["env"] is None:  # environments that cannot be saved (the ALE's emulator)
             self._start_episodes(seed=None)
             return False
         try:
@@ -312,11 +310,7 @@ class Actor:
         for name in ("obs", "returns", "lengths"):
             setattr(self, name, state[name])
         self.acting.load_carried({**state, "state": state["state"].to(self.acting.device)})
-        if "recorder" in state:
-            self.recorder.load_state_dict(state["recorder"])
-        # else: written when whole sequences were recorded ("builder"); the recorder starts a
-        # new stream here (its data collector holds those sequences whole), losing the
-        # partial window.
+        self.recorder.load_state_dict(state["recorder"])
         return True
 
     def close(self) -> None:

@@ -147,7 +147,4 @@ class Acting:
     def load_carried(self, carried: dict) -> None:
         for name in self.CARRIED:
             setattr(self, name, carried[name])
-        # Checkpoints written before λ stayed float64 carry float32 λ: E's next draws must not
-        # be rounded into them.
-        self.lambdas = np.asarray(self.lambdas, dtype=np.float64)
         self.num_envs, self.pending = len(self.resets), None

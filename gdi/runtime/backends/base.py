@@ -25,6 +25,7 @@ import torch
 from gdi.backend_registry import BACKENDS  # name → "module:class", the one registry
 from gdi.runtime.acting.actor import Window
 from gdi.runtime.errors import ENVIRONMENT_FAULT, ActorFailure, EnvironmentFault
+from gdi.runtime_config import PlacementConfig
 
 
 class ParameterServer(Protocol):
@@ -40,10 +41,13 @@ ControllerStates = Callable[[int], "dict | None"]
 
 
 class Backend(Protocol):
-    """Built as ``cls(config, env_config, shapes, stop=stop)``: the actors of a run, where
-    they run and how their windows and θ travel. ``stop`` (the run's stop request) lets a
-    backend that waits while it is built (a Ray cluster being reached) give up on a Ctrl-C,
-    raising ``gdi.runtime.stop.StoppedDuringStartUp``."""
+    """Built as ``cls(recipe, placement, stop=stop)``: the actors of a run, where they run
+    and how their windows and θ travel. ``recipe`` (``gdi.runtime.components.ActorRecipe``)
+    builds actor i where the backend places it (``recipe.build(i)``); ``placement``
+    (``gdi.runtime_config.PlacementConfig``) holds the backends' settings and fault budgets.
+    ``stop`` (the run's stop request) lets a backend that waits while it is built (a Ray
+    cluster being reached) give up on a Ctrl-C, raising
+    ``gdi.runtime.stop.StoppedDuringStartUp``."""
 
     server: ParameterServer
     """Where the learner publishes parameters (``pull_from``)."""
@@ -51,6 +55,10 @@ class Backend(Protocol):
     parallel_actors: int
     """Actors that run at the same time, each with its own wall clock (1 when they take turns
     in this process): per-actor phase shares are averaged over them."""
+    acts_in_loop: bool
+    """Whether the actors act inside the driver's loop, in the learner's thread (``inline``):
+    then an environment step that never returns blocks the loop, and a stop request arms a
+    watchdog (``gdi.runtime.stop.StopRequest.watchdog_s``)."""
 
     def parameter_server(self, module: torch.nn.Module) -> ParameterServer:
         """A parameter server holding ``module``'s θ as version 0, of the kind this backend's
@@ -185,16 +193,19 @@ class ParallelBackend:
     (``_starting``, ``_ready``) gives their start-up (a process spawned, its environments
     built) ``ACTOR_START_TIMEOUT_S`` instead, and the window's clock starts when it is ready."""
 
-    def __init__(self, config) -> None:
-        self.config = config
-        self.num_actors = self.parallel_actors = config.num_actors
-        self.incarnations = [0] * config.num_actors
+    acts_in_loop = False  # the actors act in processes or Ray workers of their own
+
+    def __init__(self, num_actors: int, placement: PlacementConfig) -> None:
+        self.placement = placement
+        self.num_actors = self.parallel_actors = num_actors
+        self.incarnations = [0] * num_actors
         self.controller_state: ControllerStates = lambda i: None
-        self.failures = FailureBudget(config.actor_failures_max, config.actor_failure_window_s)
+        self.failures = FailureBudget(placement.actor_failures_max,
+                                      placement.actor_failure_window_s)
         self._to_relaunch: list[int] = []
         self._warnings: list[str] = []
-        self._asked_at: list[float | None] = [None] * config.num_actors  # monotonic seconds
-        self._started_at: list[float | None] = [None] * config.num_actors  # None: ready
+        self._asked_at: list[float | None] = [None] * num_actors  # monotonic seconds
+        self._started_at: list[float | None] = [None] * num_actors  # None: ready
 
     def pull_from(self, server: ParameterServer) -> None:
         self.server = server
@@ -267,10 +278,10 @@ class ParallelBackend:
                                  "environments that never finish building, or a stopped "
                                  "process")
             elif (started is None and asked is not None
-                    and now - asked > self.config.actor_timeout_s):
+                    and now - asked > self.placement.actor_timeout_s):
                 self._restart(i, f"actor {i} sent nothing for {now - asked:.0f} s after it was "
                                  f"asked for a window (actor_timeout_s="
-                                 f"{self.config.actor_timeout_s:g}): an environment whose "
+                                 f"{self.placement.actor_timeout_s:g}): an environment whose "
                                  "step never returns, or a stopped process")
 
     def _relaunch_failed(self) -> None:

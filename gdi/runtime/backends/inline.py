@@ -11,22 +11,22 @@ from __future__ import annotations
 
 import torch
 
-from gdi.config import Config
 from gdi.runtime.acting.actor import Window
 from gdi.runtime.backends.base import ControllerStates
-from gdi.runtime.components import build_actor
+from gdi.runtime.components import ActorRecipe
 from gdi.runtime.training.parameter_server import InlineParameterServer
+from gdi.runtime_config import PlacementConfig
 
 
 class InlineBackend:
     parallel_actors = 1  # the actors take turns with the learner in this process
+    acts_in_loop = True  # in the driver's loop, when it next calls receive
     restarts = 0  # an actor failure here is the learner's failure: nothing to restart
 
-    def __init__(self, config: Config, env_config, shapes, stop=None) -> None:
-        self.config = config
-        self.num_actors = config.num_actors
-        self.actors = [build_actor(config, i, shapes, env_config=env_config)
-                       for i in range(config.num_actors)]
+    def __init__(self, recipe: ActorRecipe, placement: PlacementConfig, stop=None) -> None:
+        self.env_spec = recipe.env_config.spec
+        self.num_actors = recipe.num_actors
+        self.actors = [recipe.build(i) for i in range(recipe.num_actors)]
         self._requested: list[int] = []  # actor ids, in the order asked
 
     def parameter_server(self, module: torch.nn.Module) -> InlineParameterServer:
@@ -43,7 +43,7 @@ class InlineBackend:
             if state is not None:
                 if not actor.load_state_dict(state):
                     warnings.append(f"actor {actor.actor_id}: its environments cannot be saved "
-                                    f"({self.config.env}); their episodes restart on resume")
+                                    f"({self.env_spec}); their episodes restart on resume")
             elif (controller := controller_state(actor.actor_id)) is not None:
                 actor.controller.load_state_dict(controller)
         if checkpoint is not None and exact is None:

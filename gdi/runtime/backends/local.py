@@ -46,11 +46,11 @@ from multiprocessing.connection import Connection
 import torch
 import torch.multiprocessing as torch_mp
 
-from gdi.config import Config
 from gdi.runtime.acting.actor import Window
 from gdi.runtime.backends.base import ParallelBackend
-from gdi.runtime.components import build_actor, flush_denormals
+from gdi.runtime.components import ActorRecipe, flush_denormals
 from gdi.runtime.training.parameter_server import SharedParameterServer
+from gdi.runtime_config import PlacementConfig
 
 #: How often (seconds) an actor checks that its learner process is still there, and how long a
 #: wait for a credit or queue room lasts before it looks at the stop event again.
@@ -130,8 +130,7 @@ def _exit_when_orphaned(parent_pid: int) -> None:
 def actor_process(
     actor_id: int,
     incarnation: int,
-    config: Config,
-    shapes,
+    recipe: ActorRecipe,
     server: SharedParameterServer,
     channel: Connection,
     stopping,
@@ -151,8 +150,8 @@ def actor_process(
                      name="gdi-orphan-watchdog").start()
     actor = None
     try:
-        actor = build_actor(config, actor_id, shapes, incarnation=incarnation,
-                            controller_state=controller_state)
+        actor = recipe.build(actor_id, incarnation=incarnation,
+                             controller_state=controller_state)
         channel.send(_READY)
         while not stopping.value:
             # Idle until the learner asks for a window, then act it with fresh parameters.
@@ -175,20 +174,20 @@ def actor_process(
 
 
 class LocalBackend(ParallelBackend):
-    def __init__(self, config: Config, env_config, shapes, stop=None) -> None:
-        super().__init__(config)
-        self.shapes = shapes
+    def __init__(self, recipe: ActorRecipe, placement: PlacementConfig, stop=None) -> None:
+        super().__init__(recipe.num_actors, placement)
+        self.recipe = recipe
         self.context = torch_mp.get_context("spawn")
         self.stopping = self.context.RawValue("b", 0)  # actors stop once it is 1
-        self.processes: list = [None] * config.num_actors
-        self.credits: list = [None] * config.num_actors
+        self.processes: list = [None] * self.num_actors
+        self.credits: list = [None] * self.num_actors
         # One pipe per actor process, whose writing end only that process holds: a process
         # killed in the middle of sending a window (larger than a pipe's buffer, so sending it
         # takes until the learner reads) leaves its reader an end of file, not a stream
         # shared with other senders that it would wait on forever for the rest.
         self.arrived: queue.Queue = queue.Queue()
         self.readers: list[threading.Thread] = []
-        self.busy = [False] * config.num_actors  # a window is owed
+        self.busy = [False] * self.num_actors  # a window is owed
 
     def parameter_server(self, module: torch.nn.Module) -> SharedParameterServer:
         return SharedParameterServer(module, self.context)
@@ -198,7 +197,7 @@ class LocalBackend(ParallelBackend):
         receiving, sending = self.context.Pipe(duplex=False)
         process = self.context.Process(
             target=actor_process, name=f"gdi-actor-{i}", daemon=True,
-            args=(i, self.incarnations[i], self.config, self.shapes, self.server, sending,
+            args=(i, self.incarnations[i], self.recipe, self.server, sending,
                   self.stopping, self.credits[i], self.controller_state(i), os.getpid()),
         )
         process.start()

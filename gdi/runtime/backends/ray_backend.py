@@ -36,13 +36,13 @@ import time
 import numpy as np
 import torch
 
-from gdi.config import Config
 from gdi.runtime.acting.actor import Window
 from gdi.runtime.backends.base import ControllerStates, ParallelBackend
-from gdi.runtime.components import available_cores
+from gdi.runtime.components import ActorRecipe, available_cores
 from gdi.runtime.errors import ActorFailure
 from gdi.runtime.stop import StoppedDuringStartUp
 from gdi.runtime.training.parameter_server import flatten_parameters, unflatten_parameters_into
+from gdi.runtime_config import PlacementConfig
 
 #: Seconds to wait for the cluster to place every actor (at start-up, and again for an actor
 #: restarted after a failure) before saying it cannot.
@@ -194,16 +194,16 @@ class OfferedParameters:
 class RayActor:
     """One actor (environments + E) inside a Ray worker process."""
 
-    def __init__(self, actor_id: int, incarnation: int, config: Config, shapes,
+    def __init__(self, actor_id: int, incarnation: int, recipe: ActorRecipe, threads: int,
                  controller_state: dict | None) -> None:
         import ray
 
-        from gdi.runtime.components import build_actor, flush_denormals
+        from gdi.runtime.components import flush_denormals
 
-        torch.set_num_threads(max(1, math.floor(config.ray_cpus_per_actor)))
+        torch.set_num_threads(threads)
         flush_denormals()
-        self.actor = build_actor(config, actor_id, shapes, incarnation=incarnation,
-                                 controller_state=controller_state)
+        self.actor = recipe.build(actor_id, incarnation=incarnation,
+                                  controller_state=controller_state)
         self.server = OfferedParameters(ray)
         self._idle_since = time.perf_counter()
 
@@ -224,18 +224,18 @@ class RayActor:
 
 
 class RayBackend(ParallelBackend):
-    def __init__(self, config: Config, env_config, shapes, stop=None) -> None:
-        super().__init__(config)
+    def __init__(self, recipe: ActorRecipe, placement: PlacementConfig, stop=None) -> None:
+        super().__init__(recipe.num_actors, placement)
         self.ray = ray = import_ray()
-        self.shapes = shapes
+        self.recipe = recipe
         self.started_ray = False
-        self.handles: list = [None] * config.num_actors
+        self.handles: list = [None] * self.num_actors
         self.pending: dict = {}  # window reference → (actor id, incarnation)
         # Actors restarted and not yet placed: actor id → (its where() reference, deadline).
         self.placing: dict[int, tuple] = {}
         self.failed: dict[int, str] = {}  # restarted, not launched yet: actor id → its failure
         if not ray.is_initialized():
-            if not self._init(config, stop):  # a Ctrl-C while reaching the cluster
+            if not self._init(placement, stop):  # a Ctrl-C while reaching the cluster
                 raise StoppedDuringStartUp("stopped while reaching the Ray cluster")
             self.started_ray = True
         self.remote_class = ray.remote(RayActor)
@@ -243,51 +243,51 @@ class RayBackend(ParallelBackend):
     def parameter_server(self, module: torch.nn.Module) -> ObjectStoreParameterServer:
         return ObjectStoreParameterServer(self.ray, module)
 
-    def _init(self, config: Config, stop) -> bool:
+    def _init(self, placement: PlacementConfig, stop) -> bool:
         """Connect to ``ray_address``, or start a Ray instance on this machine. Every way this
         fails is one line (ValueError); False when ``stop`` was requested first."""
         ray = self.ray
         quiet = {"log_to_driver": False, "include_dashboard": False,
                  "logging_level": logging.ERROR}
-        if config.ray_address:
+        if placement.ray_address:
             # Ray retries an address it cannot reach for many minutes, deaf to Ctrl-C: reach
             # it first, for a bounded time.
-            host, port = _cluster_address(ray, config.ray_address)
-            if not _reach(host, port, config.ray_address, stop, CONNECT_TIMEOUT_S):
+            host, port = _cluster_address(ray, placement.ray_address)
+            if not _reach(host, port, placement.ray_address, stop, CONNECT_TIMEOUT_S):
                 return False
-            target = {"address": config.ray_address}
+            target = {"address": placement.ray_address}
         else:
             # A Ray instance for this run on this machine, with room for every actor (like
             # the local backend, more actors than cores share them); one actor's CPUs cannot
             # exceed the machine's.
             cores = os.cpu_count() or 1
-            if config.ray_cpus_per_actor > cores:
+            if placement.ray_cpus_per_actor > cores:
                 raise ValueError(
-                    f"ray_cpus_per_actor={config.ray_cpus_per_actor:g} is more than this "
+                    f"ray_cpus_per_actor={placement.ray_cpus_per_actor:g} is more than this "
                     f"machine's {cores} cores (no ray_address: a Ray instance on this machine); "
                     f"allowed here: at most {cores}, or a cluster with nodes that large "
                     "(--set ray_address=HEAD:PORT)")
-            cpus = max(cores, math.ceil(config.num_actors * config.ray_cpus_per_actor))
+            cpus = max(cores, math.ceil(self.num_actors * placement.ray_cpus_per_actor))
             target = {"address": "local", "num_cpus": cpus}
         said: list[str] = []
         token_help = (
-            f"the Ray cluster at ray_address={config.ray_address} uses token authentication "
+            f"the Ray cluster at ray_address={placement.ray_address} uses token authentication "
             "and refused this process: set RAY_AUTH_MODE=token and give it the cluster's "
             "token (the file ~/.ray/auth_token, RAY_AUTH_TOKEN_PATH or RAY_AUTH_TOKEN) before "
             "gdi train; see docs/scaling.md, \"Running on a cluster\"")
         try:
-            with _stderr_kept_aside(said) if config.ray_address else contextlib.nullcontext():
+            with _stderr_kept_aside(said) if placement.ray_address else contextlib.nullcontext():
                 ray.init(**target, **quiet)
         except ray.exceptions.AuthenticationError:  # RAY_AUTH_MODE=token, but no token
             raise ValueError(token_help) from None
         except (ConnectionError, RuntimeError) as err:
-            if not config.ray_address:
+            if not placement.ray_address:
                 raise
             cause = f"{err} {err.__cause__ or ''} {''.join(said)}"
             if _token_auth_refused(cause):  # no RAY_AUTH_MODE=token: refused ~20 times
                 raise ValueError(token_help) from None
             raise ValueError(
-                f"cannot connect to the Ray cluster at ray_address={config.ray_address} "
+                f"cannot connect to the Ray cluster at ray_address={placement.ray_address} "
                 f"({str(err).strip().splitlines()[0]}); {CLUSTER_HELP}") from None
         if said and said[0].strip():
             sys.stderr.write(said[0])  # what Ray said on a connection that worked
@@ -306,18 +306,20 @@ class RayBackend(ParallelBackend):
         that its actors leave free. Where the actors land is known only once Ray has placed
         them, and a learner with more threads than free cores spins (docs/scaling.md, "Ray
         against local", says what that cost)."""
-        if self.config.torch_threads > 0:
+        if self.placement.torch_threads > 0:
             return
         here = self.ray.get_runtime_context().get_node_id()
-        actors_here = sum(node == here for node, _ in self.placement)
+        actors_here = sum(node == here for node, _ in self.placed)
         torch.set_num_threads(max(1, available_cores() - actors_here))
 
     def _launch(self, i: int) -> None:
-        strategy = "SPREAD" if self.config.ray_placement == "spread" else "DEFAULT"
+        strategy = "SPREAD" if self.placement.ray_placement == "spread" else "DEFAULT"
         self.handles[i] = self.remote_class.options(
-            name=actor_name(i, self.incarnations[i]), num_cpus=self.config.ray_cpus_per_actor,
+            name=actor_name(i, self.incarnations[i]), num_cpus=self.placement.ray_cpus_per_actor,
             scheduling_strategy=strategy, max_restarts=0,
-        ).remote(i, self.incarnations[i], self.config, self.shapes, self.controller_state(i))
+        ).remote(i, self.incarnations[i], self.recipe,
+                 max(1, math.floor(self.placement.ray_cpus_per_actor)),
+                 self.controller_state(i))
         if i in self.failed:
             # A replacement must be placed within the same bound as at start-up: a lost node
             # may have left no room for it, and its window would be waited for forever.
@@ -337,12 +339,12 @@ class RayBackend(ParallelBackend):
                 raise ValueError(f"the Ray cluster placed {len(ready)} of {len(refs)} actors "
                                  f"in {PLACEMENT_TIMEOUT_S:g} s: {self._room()}")
             ready, _ = self.ray.wait(refs, num_returns=len(refs), timeout=POLL_S)
-        self.placement = self.ray.get(refs)
+        self.placed = self.ray.get(refs)
         return True
 
     def _room(self) -> str:
         free = self.ray.available_resources().get("CPU", 0.0)
-        return (f"each actor reserves ray_cpus_per_actor={self.config.ray_cpus_per_actor:g} "
+        return (f"each actor reserves ray_cpus_per_actor={self.placement.ray_cpus_per_actor:g} "
                 f"CPUs and {free:g} are free; add nodes or lower num_actors / "
                 "ray_cpus_per_actor")
 

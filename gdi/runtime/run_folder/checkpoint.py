@@ -32,6 +32,7 @@ from gdi.run_files import (
     list_checkpoints,
     no_checkpoints,
 )
+from gdi.runtime_config import OutputConfig
 
 __all__ = [
     "FORMAT_VERSION",
@@ -61,9 +62,9 @@ class CheckpointSchedule:
     ``checkpoint_every_frames`` frames since the last checkpoint (or the start), whichever
     comes first."""
 
-    def __init__(self, config) -> None:
-        self.every_s = config.checkpoint_every_s
-        self.every_frames = config.checkpoint_every_frames
+    def __init__(self, output: OutputConfig) -> None:
+        self.every_s = output.checkpoint_every_s
+        self.every_frames = output.checkpoint_every_frames
         self._last_time = time.monotonic()
         self._last_frames = 0
 
@@ -139,14 +140,8 @@ def load_checkpoint(path: Path) -> dict:
 
 
 def checkpoint_controller_states(payload: dict, num_actors: int) -> list[dict | None]:
-    """Every actor's E state from a checkpoint: ``controllers`` (every backend writes it),
-    or, in checkpoints written before the common format, the inline backend's ``actors``."""
-    if "controllers" in payload:
-        states = list(payload["controllers"])
-    elif "actors" in payload:
-        states = [actor["controller"] for actor in payload["actors"]]
-    else:
-        states = [None] * num_actors
+    """Every actor's E state from a checkpoint (``controllers``: every backend writes it)."""
+    states = list(payload["controllers"])
     if len(states) != num_actors:
         raise ValueError(f"the checkpoint holds the E of {len(states)} actors, the config has "
                          f"num_actors={num_actors}")

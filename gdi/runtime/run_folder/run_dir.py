@@ -23,7 +23,8 @@ from importlib import metadata
 from pathlib import Path
 
 from gdi.atomic import StorageError, atomic_write, why_not_writable, write_text
-from gdi.config import FIELDS_ADDED_LATER, LABELS_DERIVED_ON_LOAD, Config
+from gdi.config import Config
+from gdi.upgrade import todays_config_fields
 
 PROVENANCE_PACKAGES = ("gdi-rl", "torch", "ale-py", "gymnasium", "minatar", "numpy")
 
@@ -229,7 +230,8 @@ def read_config(run_dir: Path) -> tuple[Config, dict]:
 
     Every Config field must be in the file: a missing one is an error naming it, never filled
     from today's defaults (a run resumed with another batch size or network is another run),
-    except the fields added since runs were first written (``FIELDS_ADDED_LATER``).
+    except what an earlier gdi did not write (``gdi.upgrade.todays_config_fields``: the
+    fields added since, the labels derived).
     A file that is not JSON, not an object, or holds a bad value is a ValueError naming the
     file and the problem."""
     path = Path(run_dir) / "config.json"
@@ -243,9 +245,8 @@ def read_config(run_dir: Path) -> tuple[Config, dict]:
         raise ValueError(f"{path} must hold a JSON object of config fields, "
                          f"not a {type(record).__name__}")
     fields = {k: v for k, v in record.items() if k not in RECORD_EXTRAS}
-    fields = {**{k: v for k, v in FIELDS_ADDED_LATER.items() if k not in fields}, **fields}
-    missing = [f.name for f in dataclasses.fields(Config)
-               if f.name not in fields and f.name not in LABELS_DERIVED_ON_LOAD]
+    fields = todays_config_fields(fields)
+    missing = [f.name for f in dataclasses.fields(Config) if f.name not in fields]
     if missing:
         raise ValueError(
             f"{path} lacks the field(s) {', '.join(missing)}; a run's config is never filled in "
@@ -317,16 +318,16 @@ def drop_rows_after(path: Path, frames: int) -> list[str]:
 WANDB_ID_FILE = "wandb_run_id"
 
 
-def check_wandb(config: Config) -> None:
+def check_wandb(wandb_project: str) -> None:
     """A one-line ValueError, before any run folder is made, when ``wandb_project`` is set and
     Weights & Biases is not installed."""
     import importlib.util
 
-    spec = importlib.util.find_spec("wandb") if config.wandb_project else None
+    spec = importlib.util.find_spec("wandb") if wandb_project else None
     # A folder named wandb/ (W&B's own output folder) in the working directory is found as a
     # namespace package, with no origin: that is not the package.
-    if config.wandb_project and (spec is None or spec.origin is None):
-        raise ValueError(f"wandb_project={config.wandb_project!r} needs Weights & Biases, "
+    if wandb_project and (spec is None or spec.origin is None):
+        raise ValueError(f"wandb_project={wandb_project!r} needs Weights & Biases, "
                          "which is not installed: pip install 'gdi-rl[wandb]' (or leave "
                          "wandb_project empty)")
 
@@ -336,7 +337,7 @@ class WandbRun:
     x axis of every chart (a resume redoes the frames after its checkpoint; W&B's own step
     only grows). Its files go in ``RUN/wandb/``; its id in ``RUN/wandb_run_id``."""
 
-    def __init__(self, run_dir: Path, project: str, config: Config | None) -> None:
+    def __init__(self, run_dir: Path, project: str, config: dict | None) -> None:
         import wandb
 
         id_file = run_dir / WANDB_ID_FILE
@@ -348,7 +349,7 @@ class WandbRun:
         try:
             self._run = wandb.init(
                 project=project, id=run_id, resume="allow", name=run_dir.name,
-                dir=str(run_dir), config=config.to_dict() if config is not None else None,
+                dir=str(run_dir), config=config,
                 settings=wandb.Settings(console="off", x_disable_stats=True),
             )
         except Exception as err:  # no API key, no network, a bad project name
@@ -375,7 +376,7 @@ class MetricsWriter:
     checkpoint stays what a resume continues from (the rows after it are dropped then)."""
 
     def __init__(self, run_dir: Path, tensorboard: bool = True, wandb_project: str = "",
-                 config: Config | None = None) -> None:
+                 config: dict | None = None) -> None:
         self.run_dir = Path(run_dir)
         self._jsonl = self._open("metrics.jsonl")
         self._meta = self._open("meta.jsonl")
@@ -434,9 +435,10 @@ class MetricsWriter:
         except OSError as err:
             raise self._failed(self.run_dir / "meta.jsonl", err) from None
 
-    def write_hparams_text(self, config: Config) -> None:
+    def write_hparams_text(self, config: dict) -> None:
+        """The run's config (``Config.to_dict``) as a table in TensorBoard's text tab."""
         if self._tb is not None:
-            rows = "\n".join(f"|{k}|{v}|" for k, v in config.to_dict().items())
+            rows = "\n".join(f"|{k}|{v}|" for k, v in config.items())
             self._tb.add_text("config", "|field|value|\n|-|-|\n" + rows)
 
     def close(self) -> None:

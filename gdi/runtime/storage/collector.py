@@ -245,13 +245,6 @@ class ReplayCollector:
         self._uses_left = list(state["uses_left"])
         self._rng.bit_generator.state = state["rng"]
         self.added, self.trained = state["added"], state["trained"]
-        if "items" in state:  # written when sequences were stored whole: each its own chunk
-            self._streams = {}
-            self._items = []
-            for item in state["items"]:
-                chunk = StepChunk.from_sequences(SequenceBatch(**item), self.frame_stack)
-                self._items.append(StoredSequence(((chunk, 0, chunk.steps),), 0, chunk, 0))
-            return
         chunks = [StepChunk(**c) for c in state["chunks"]]
         self._items = [StoredSequence(tuple((chunks[n], a, b) for n, a, b in item["pieces"]),
                                       item["history"], chunks[item["last"]], item["env"])

@@ -159,8 +159,8 @@ def rebuild_stacks(frames: torch.Tensor, resets: torch.Tensor, stack: int) -> to
     keep = keep.reshape(*keep.shape, *(1,) * (frames.dim() - 2)).to(frames.dtype)
     windows = frames.unfold(0, stack, 1).movedim(-1, 2)  # [L, B, stack, *frame], a view
     # One pass that writes each stacked frame once: torch.where is several times slower on
-    # the CPU for uint8 (300 against 30 ms for the paper's batch), and zeroing after a copy
-    # is a second pass (boolean indexing, 300 ms; an in-place multiply, 55 ms).
+    # the CPU for uint8, and zeroing after a copy is a second pass (docs/benchmarks.md, "Each
+    # step stored once", has the times).
     out = _empty(windows.shape, frames.dtype, frames.device)
     return torch.mul(windows, keep, out=out)
 
@@ -168,8 +168,8 @@ def rebuild_stacks(frames: torch.Tensor, resets: torch.Tensor, stack: int) -> to
 def _empty(shape: tuple[int, ...], dtype: torch.dtype, device: torch.device) -> torch.Tensor:
     """Uninitialized memory for a rebuilt batch. On the CPU numpy's: numpy asks the kernel for
     transparent huge pages for large arrays and torch's CPU allocator does not, and faulting a
-    fresh 219 MB batch in 4 KB pages made writing it 4× slower (120 against 30 ms on this
-    project's 2-core VM, whose huge pages are on ``madvise``)."""
+    fresh batch of the paper's size in 4 KB pages makes writing it several times slower where
+    huge pages are on ``madvise`` (docs/benchmarks.md, "Each step stored once")."""
     if device.type == "cpu":
         numpy_dtype = torch.empty((), dtype=dtype).numpy().dtype
         return torch.from_numpy(np.empty(shape, dtype=numpy_dtype))

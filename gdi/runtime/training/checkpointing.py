@@ -9,7 +9,6 @@ from pathlib import Path
 
 import torch
 
-from gdi.config import Config
 from gdi.run_files import OBSERVATIONS_FILE
 from gdi.runtime.backends.base import ParameterServer
 from gdi.runtime.callbacks import Callbacks
@@ -26,6 +25,7 @@ from gdi.runtime.training.learner import Learner
 from gdi.runtime.training.log import TrainingLog
 from gdi.runtime.training.periodic_evaluation import TrainingEvaluation
 from gdi.runtime.training.roster import ActorRoster
+from gdi.runtime_config import OutputConfig
 
 
 class Checkpointing:
@@ -34,16 +34,17 @@ class Checkpointing:
     ``checkpoint_every_frames`` frames) and puts one back (``restore``). The parts it reads
     are the run's, built by ``gdi.runtime.wiring.build_trainer``."""
 
-    def __init__(self, config: Config, run_dir: Path, learner: Learner,
+    def __init__(self, saved_config: dict, output: OutputConfig, run_dir: Path, learner: Learner,
                  collector: ReplayCollector, server: ParameterServer, log: TrainingLog,
                  evaluation: TrainingEvaluation, episodes: EpisodeRecorder, roster: ActorRoster,
                  reservoir: StageReservoir | None, writer: MetricsWriter,
                  callbacks: Callbacks) -> None:
-        self.config, self.run_dir = config, run_dir
+        self.saved_config, self.keep = saved_config, output.keep_checkpoints
+        self.run_dir = run_dir
         self.learner, self.collector, self.server = learner, collector, server
         self.log, self.evaluation, self.episodes, self.roster = log, evaluation, episodes, roster
         self.reservoir, self.writer, self.callbacks = reservoir, writer, callbacks
-        self.schedule = CheckpointSchedule(config)
+        self.schedule = CheckpointSchedule(output)
 
     def due(self, frames: int) -> bool:
         return self.schedule.due(frames)
@@ -55,7 +56,7 @@ class Checkpointing:
         backend's ``Backend.actor_states``: every actor's full state) it is exact: the actors
         (``actors``) and the data collector's contents (``collector``) are saved too."""
         payload = {
-            "config": self.config.to_dict(),
+            "config": self.saved_config,
             "frames": frames,
             "learner": self.learner.state_dict(),
             "trainer": {
@@ -81,7 +82,7 @@ class Checkpointing:
         callbacks (``on_checkpoint``); returns its path."""
         payload = self.state_dict(frames, actor_states)
         self.writer.flush()
-        path = save_checkpoint(self.run_dir, frames, payload, self.config.keep_checkpoints)
+        path = save_checkpoint(self.run_dir, frames, payload, self.keep)
         if self.reservoir is not None:
             self.reservoir.save(self.run_dir / OBSERVATIONS_FILE)
         self.schedule.saved(frames)
@@ -99,11 +100,10 @@ class Checkpointing:
         self.log.load_state_dict(t)
         self.evaluation.next_due = t["next_eval"]
         self.episodes.recent_returns = list(t["recent_returns"])
-        self.roster.restarts = t.get("actor_restarts", 0)
-        if "turns" in t:  # checkpoints written before ActorTurns start everyone afresh
-            self.roster.turns.load_state_dict(t["turns"])
+        self.roster.restarts = t["actor_restarts"]
+        self.roster.turns.load_state_dict(t["turns"])
         self.roster.controller_states = checkpoint_controller_states(
-            payload, self.config.num_actors)
+            payload, len(self.roster.controller_states))
         torch.set_rng_state(payload["torch_rng"])
         if "collector" in payload:
             self.collector.load_state_dict(payload["collector"])

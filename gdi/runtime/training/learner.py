@@ -15,12 +15,15 @@ import platform
 import numpy as np
 import torch
 
-from gdi.config import Config
 from gdi.learning import LossBatch, LossOutputs, dynamics_losses
 from gdi.learning import loss as gdi_loss
+from gdi.learning.loss import LossConfig, vtrace_target_moments
+from gdi.learning.optimizer import OptimizerConfig
 from gdi.learning.schedule import optimizer_schedule
+from gdi.nets.config import NetworkConfig
 from gdi.runtime.storage.sequences import SequenceBatch
 from gdi.runtime.storage.steps import FrameBatch, stacked_tensors
+from gdi.runtime_config import ReplayConfig
 
 #: The step stride at which the learner samples a batch's observations for the running input
 #: statistics (``input_norm="running"``): the ALE's frame stack.
@@ -69,14 +72,14 @@ def compile_feedforward(net: torch.nn.Module) -> None:
 
     Under ``ATEN_CPU_CAPABILITY=default`` (ATen's scalar kernels, as ``make test-kernels``
     runs them) Inductor's vectorized C++ does not build: it uses ``at::vec`` helpers that the
-    scalar headers leave out (``transpose_mxn`` on an AVX2 EPYC, issue 45 item 12). There the
-    generated code is scalar too (``simdlen = 1``), which is what the setting asks for.
+    scalar headers leave out. There the generated code is scalar too (``simdlen = 1``), which
+    is what the setting asks for.
 
     Elsewhere on x86 the generated code is held to 256-bit vectors (AVX2, ``simdlen = 256``):
     on an AVX-512 CPU, torch 2.13's Inductor tiles the channels-last transposes of the torso 8
-    floats wide but stores 16-float vectors, which gave the compiled learner NaN where the
-    eager one gave 1.575 under ``ATEN_CPU_CAPABILITY=avx2`` and wrong values natively (issue
-    72; seen on an AVX-512 AMD EPYC). AVX2 code is what an AVX2-only CPU runs anyway."""
+    floats wide but stores 16-float vectors, which gives the compiled learner wrong values.
+    AVX2 code is what an AVX2-only CPU runs anyway. docs/reliability.md, "The kernel check",
+    has both failures as they were seen."""
     import torch._inductor.config as inductor_config
 
     if os.environ.get("ATEN_CPU_CAPABILITY") == "default":
@@ -107,22 +110,32 @@ def nonfinite_inputs(tensors: dict[str, torch.Tensor]) -> str | None:
 
 
 class Learner:
-    def __init__(self, config: Config, net: torch.nn.Module, device: torch.device | str = "cpu"):
-        self.config = config
+    """Operator T on ``net``: the loss of ``loss`` stepped by AdamW as ``optimizer`` says, on
+    sequences of ``replay``'s burn-in, discounted by its γ, through the heads ``network``
+    describes (its dynamics heads, its separate policy head); ``compile``: torch.compile the
+    feed-forward parts (``learner_compile``)."""
+
+    def __init__(self, net: torch.nn.Module, loss: LossConfig, optimizer: OptimizerConfig,
+                 replay: ReplayConfig, network: NetworkConfig, *, compile: bool = False,
+                 device: torch.device | str = "cpu"):
+        self.loss_config, self.optimizer_config = loss, optimizer
+        self.burn_in, self.discount = replay.burn_in, replay.discount
+        self.aux_tasks = network.aux_tasks
+        self.separate_policy_head = network.policy_head == "separate"
         self.device = torch.device(device)
         self.net = net.to(self.device)
         self.optimizer = torch.optim.AdamW(
             self.net.parameters(),
-            lr=config.learning_rate,
-            betas=(config.adam_beta1, config.adam_beta2),
-            eps=config.adam_eps,
-            weight_decay=config.weight_decay,
+            lr=optimizer.learning_rate,
+            betas=(optimizer.adam_beta1, optimizer.adam_beta2),
+            eps=optimizer.adam_eps,
+            weight_decay=optimizer.weight_decay,
             # One fused kernel for all parameters instead of a few per tensor: several times
             # faster for the small MinAtar network (docs/benchmarks.md, "Overhead against
             # plain loops").
             fused=self.device.type in ("cpu", "cuda"),
         )
-        if config.learner_compile:
+        if compile:
             compile_feedforward(self.net)
         self.steps = 0  # updates applied
         self.skipped = 0  # updates skipped because the loss or gradient was not finite
@@ -147,17 +160,17 @@ class Learner:
     def step(self, batch: SequenceBatch | FrameBatch, progress: float) -> dict[str, float]:
         """One update from ``batch`` (a ``FrameBatch``'s stacks rebuilt on the learner's
         device); ``progress`` is frames seen / frames budgeted."""
-        cfg = self.config
+        opt = self.optimizer_config
         t = self._to_device(batch)
         schedule = optimizer_schedule(
-            self.steps, progress, learning_rate=cfg.learning_rate,
-            weight_decay=cfg.weight_decay, warmup_steps=cfg.warmup_steps,
+            self.steps, progress, learning_rate=opt.learning_rate,
+            weight_decay=opt.weight_decay, warmup_steps=opt.warmup_steps,
         )
         for group in self.optimizer.param_groups:
             group["lr"] = schedule.learning_rate
             group["weight_decay"] = schedule.weight_decay
 
-        burn = cfg.burn_in
+        burn = self.burn_in
         # The running input statistics (input_norm="running") take in the batch before it is
         # read, as Sample Factory's learner does: every INPUT_STATS_STRIDE-th step of the
         # learning part (the burn-in is the previous sequence's learning part), a quarter of
@@ -182,24 +195,24 @@ class Learner:
         actions = t["actions"][burn:]
         not_done = 1.0 - t["dones"][burn:].float()
         predictions = self.net.dynamics_predictions(outputs, actions, not_done) \
-            if cfg.aux_tasks else None
+            if self.aux_tasks else None
         aux_losses = {} if predictions is None else dynamics_losses(*predictions, actions, not_done)
         value_norm = self.net.value_norm  # None unless value_norm="running"
         loss, metrics = gdi_loss(
             LossOutputs(adv=outputs.adv, value=outputs.value, aux_losses=aux_losses,
-                        logits=outputs.logits if cfg.policy_head == "separate" else None,
+                        logits=outputs.logits if self.separate_policy_head else None,
                         value_scale=None if value_norm is None
                         else value_norm.std.to(outputs.value.dtype)),
             LossBatch(
                 actions=actions,
                 rewards=t["rewards"][burn:],
-                discounts=cfg.discount * not_done,
+                discounts=self.discount * not_done,
                 behavior_log_probs=t["behavior_log_probs"][burn:],
                 lambdas=t["lambdas"][burn:],
-                truncation_bootstrap=cfg.discount
+                truncation_bootstrap=self.discount
                 * t["truncation_values"][burn:].permute(2, 0, 1),
             ),
-            cfg,  # a Config is its loss's LossConfig (Config is composed of it)
+            self.loss_config,
         )
         metrics = dict(metrics)
         metrics["schedule/learning_rate"] = schedule.learning_rate
@@ -211,7 +224,7 @@ class Learner:
             return metrics
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
-        grad_norm = torch.nn.utils.clip_grad_norm_(self.net.parameters(), cfg.max_grad_norm)
+        grad_norm = torch.nn.utils.clip_grad_norm_(self.net.parameters(), opt.max_grad_norm)
         metrics["losses/grad_norm"] = float(grad_norm)
         if not math.isfinite(float(grad_norm)):
             self.skipped += 1
@@ -223,14 +236,8 @@ class Learner:
         if value_norm is not None:
             # This step's V-trace targets join the return statistics the next step reads
             # (Sample Factory folds them in before its step; here the loss makes them).
-            families = range(1, outputs.value.shape[0] + 1)
-            value_norm.update(
-                actions.numel(),
-                torch.tensor([metrics[f"stats/vs_mean_f{f}"] for f in families],
-                             dtype=torch.float64),
-                torch.tensor([metrics[f"stats/vs_std_f{f}"] ** 2 for f in families],
-                             dtype=torch.float64),
-            )
+            value_norm.update(actions.numel(),
+                              *vtrace_target_moments(metrics, outputs.value.shape[0]))
             metrics["stats/value_norm_std"] = float(value_norm.std.mean())
         self.steps += 1
         return metrics

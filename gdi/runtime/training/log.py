@@ -1,6 +1,6 @@
 """The run's metrics rows while it trains: what happened between two rows (the learner's
 losses and statistics, its policy lag, the episodes that ended, the time each phase took in
-the learner process and in the actors), written every ``log_interval(config)`` frames
+the learner process and in the actors), written every ``log_interval(frames, log_every)`` frames
 (``log_every``, or less on a short budget) to metrics.jsonl (and TensorBoard, W&B) by
 ``gdi.runtime.run_folder.run_dir.MetricsWriter``.
 
@@ -19,7 +19,6 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from gdi.config import Config
 from gdi.runtime.acting.actor import EpisodeRecord
 from gdi.runtime.callbacks import Callbacks
 from gdi.runtime.run_folder.run_dir import MetricsWriter
@@ -31,21 +30,22 @@ from gdi.runtime.run_folder.run_dir import MetricsWriter
 MIN_ROWS = 10
 
 
-def log_interval(config: Config) -> int:
-    """Frames between two metrics rows: ``log_every``, or the budget over ``MIN_ROWS``
-    (rounded up) when that is less."""
-    return max(1, min(config.log_every, -(-config.frames // MIN_ROWS)))
+def log_interval(frames: int, log_every: int) -> int:
+    """Frames between two metrics rows: ``log_every``, or the budget (``frames``) over
+    ``MIN_ROWS`` (rounded up) when that is less."""
+    return max(1, min(log_every, -(-frames // MIN_ROWS)))
 
 
 class TrainingLog:
-    """Accumulates between rows and writes one row every ``log_interval(config)`` frames."""
+    """Accumulates between rows and writes one row every ``interval`` frames
+    (``log_interval``)."""
 
-    def __init__(self, config: Config, writer: MetricsWriter, index_names: tuple[str, ...],
+    def __init__(self, interval: int, writer: MetricsWriter, index_names: tuple[str, ...],
                  parallel_actors: int = 1, callbacks: Callbacks | None = None) -> None:
-        self.config, self.writer, self.index_names = config, writer, index_names
+        self.writer, self.index_names = writer, index_names
         self.callbacks = callbacks if callbacks is not None else Callbacks()
         self.parallel_actors = parallel_actors  # each with its own wall clock
-        self.interval = log_interval(config)
+        self.interval = interval
         self.next_due = self.interval
         self._losses: dict[str, list[float]] = defaultdict(list)
         self._episodes: list[EpisodeRecord] = []

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from gdi.config import Config
+from gdi.meta.config import MetaConfig
 from gdi.run_files import EVAL_DIR
 from gdi.runtime import seeds
 from gdi.runtime.acting.evaluator import POLICY_DESCRIPTION, Evaluation, play_episodes
@@ -21,6 +21,7 @@ from gdi.runtime.callbacks import Callbacks
 from gdi.runtime.components import build_controller
 from gdi.runtime.run_folder.run_dir import MetricsWriter
 from gdi.runtime.training.log import TrainingLog
+from gdi.runtime_config import OutputConfig
 from gdi.scores import periodic_eval_name, write_eval_file
 
 
@@ -38,16 +39,18 @@ class TrainingEvaluation:
     copy of actor 0's E as last reported, never updated by evaluation. ``should_stop`` is
     asked during the episodes, so that a stop request does not wait for them."""
 
-    def __init__(self, config: Config, env_config, run_dir: Path, writer: MetricsWriter,
+    def __init__(self, output: OutputConfig, meta: MetaConfig, policy_space: str, env_config,
+                 env: str, run_seed: int, run_dir: Path, writer: MetricsWriter,
                  log: TrainingLog | None = None, callbacks: Callbacks | None = None,
                  should_stop: Callable[[], bool] = lambda: False) -> None:
-        self.config, self.env_config, self.run_dir, self.writer = (
-            config, env_config, run_dir, writer)
+        self.every, self.episodes_each = output.eval_every, output.eval_episodes
+        self.meta, self.policy_space, self.run_seed = meta, policy_space, run_seed
+        self.env_config, self.env, self.run_dir, self.writer = env_config, env, run_dir, writer
         self.log = log
         self.callbacks = callbacks if callbacks is not None else Callbacks()
         self.should_stop = should_stop
         #: The frames at which the next periodic evaluation is due (None: none are).
-        self.next_due: int | None = config.eval_every if config.eval_every > 0 else None
+        self.next_due: int | None = self.every if self.every > 0 else None
         #: The last evaluation's record (its frames, mean return and episodes), or None.
         self.latest: dict | None = None
 
@@ -57,8 +60,8 @@ class TrainingEvaluation:
     def controller(self, controller_state: dict | None):
         """A copy of an actor's E (its reported state; a fresh E before any report) to draw
         evaluation λ from."""
-        cfg = self.config
-        controller = build_controller(cfg, seeds.periodic_evaluation_lambda(cfg.seed))
+        controller = build_controller(self.meta,
+                                      seeds.periodic_evaluation_lambda(self.run_seed))
         if controller_state is not None:
             controller.load_state_dict(controller_state)
         return controller
@@ -95,16 +98,16 @@ class TrainingEvaluation:
 
             net = copy.deepcopy(net).cpu()
         controller = self.controller(controller_state)
-        seed = seeds.periodic_evaluation(self.config.seed)
+        seed = seeds.periodic_evaluation(self.run_seed)
         results = play_episodes(
-            net, self.env_config, self.config.policy_space, controller.sample,
-            self.config.eval_episodes, seed, should_stop=should_stop,
+            net, self.env_config, self.policy_space, controller.sample,
+            self.episodes_each, seed, should_stop=should_stop,
         )
         if results is None:
             return None
         name = periodic_eval_name(frames)
         write_eval_file(
-            self.run_dir, name, checkpoint=name, frames=frames, env=self.config.env,
+            self.run_dir, name, checkpoint=name, frames=frames, env=self.env,
             policy=POLICY_DESCRIPTION, seed=seed, episodes=results,
         )
         mean_return = float(np.mean([r["return"] for r in results]))
@@ -112,5 +115,5 @@ class TrainingEvaluation:
                                    "eval/episodes": len(results)})
         self.latest = {"frames": frames, "mean_return": mean_return, "episodes": results}
         while self.next_due is not None and self.next_due <= frames:
-            self.next_due += self.config.eval_every
+            self.next_due += self.every
         return self.latest

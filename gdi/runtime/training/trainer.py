@@ -11,7 +11,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from gdi.config import Config
 from gdi.runtime.acting.actor import Window
 from gdi.runtime.backends.base import ActorTurns
 from gdi.runtime.progress import Warnings
@@ -25,6 +24,7 @@ from gdi.runtime.training.log import TrainingLog
 from gdi.runtime.training.periodic_evaluation import TrainingEvaluation
 from gdi.runtime.training.roster import ActorRoster
 from gdi.runtime.training.updates import LearnerUpdates
+from gdi.runtime_config import ReplayConfig
 
 
 @dataclass(eq=False)
@@ -32,7 +32,10 @@ class Trainer:
     """The learner side of one run: its parts, and the frames trained so far. ``warnings``:
     what the user is told with the next progress report."""
 
-    config: Config
+    budget: int
+    """The run's frames (``frames``): training's progress is frames over it."""
+    replay: ReplayConfig
+    """The sequences' shape and the collector's sizes (what the driver asks actors for)."""
     collector: ReplayCollector
     learner: Learner
     updates: LearnerUpdates
@@ -59,13 +62,13 @@ class Trainer:
         self.collector.add(window.steps, window.actor_id)
         if self.reservoir is not None:
             self.reservoir.add_new_states(self.collector.newest(window.steps.num_envs),
-                                          self.config.burn_in, self.config.seq_stride,
+                                          self.replay.burn_in, self.replay.seq_stride,
                                           self.progress, self.frames)
 
     # --- operator T ----------------------------------------------------------------------------
     @property
     def progress(self) -> float:
-        return min(1.0, self.frames / self.config.frames)
+        return min(1.0, self.frames / self.budget)
 
     def train_while_ready(self, before_step: Callable[[], None] | None = None) -> int:
         """Learner steps while the collector is ready (``LearnerUpdates.while_ready``)."""

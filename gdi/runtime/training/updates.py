@@ -48,7 +48,7 @@ class DivergenceWatch:
                 f"{learner.steps}, at {frames:,} frames: the environment {self.env} gives "
                 f"non-finite data ({cause}); fix or wrap the environment (the learning rate "
                 "is not the cause)")
-        config = learner.config
+        config = learner.optimizer_config
         raise LearnerDiverged(
             f"the learner skipped {self.in_a_row} consecutive updates (non-finite loss or "
             f"gradient) after step {learner.steps}, at {frames:,} frames; no update can be "
