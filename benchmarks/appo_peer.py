@@ -11,9 +11,16 @@ gdi needs newer), never imported by gdi or its tests:
 
     # MinAtar Breakout, 1M frames (the issue "time to score"):
     /tmp/sfvenv/bin/python benchmarks/appo_peer.py --seed 0 --train_dir /tmp/sf-runs
-    # Atari Battle Zone to 3M frames, resumable (run it again with --resume after a stop):
+    # Atari Battle Zone to 3M frames, resumable (run it again with --resume after a stop:
+    # Ctrl-C or SIGINT to this process, which saves a checkpoint), its records kept in the
+    # repository, with the newest checkpoint while it is short of the budget, so that another
+    # machine's --resume goes on from there:
     nice /tmp/sfvenv/bin/python benchmarks/appo_peer.py --env ale:BattleZone --frames 3e6 \\
-        --seed 0 --train_dir runs/appo --resume
+        --seed 0 --train_dir runs/appo --resume \\
+        --records benchmarks/results/ale-cpu/appo_ale_battle_zone_seed0
+    # the same after a kill without a checkpoint at the stop (SIGKILL): keep what is there
+    /tmp/sfvenv/bin/python benchmarks/appo_peer.py --env ale:BattleZone --frames 3e6 \\
+        --seed 0 --train_dir runs/appo --records benchmarks/results/ale-cpu/... --keep
     # Atari Breakout for 120 minutes of wall time:
     nice -n 10 /tmp/sfvenv/bin/python benchmarks/appo_peer.py --env ale:Breakout --minutes 120 \\
         --seed 0 --train_dir /tmp/sf-runs
@@ -97,7 +104,10 @@ from __future__ import annotations
 
 import argparse
 import csv
+import glob
 import os
+import shutil
+import signal
 import sys
 import time
 from collections import deque
@@ -197,6 +207,19 @@ def make_ale(full_env_name, cfg=None, env_config=None, render_mode=None):
     return NumpyObsWrapper(env)
 
 
+#: The signals that asked this run to stop (SIGTERM, SIGINT): it stops after the training
+#: iteration under way, the way it stops at its budget, saving its checkpoint (Sample Factory's
+#: own Ctrl-C handling stops without one, and a process started in the background by a
+#: non-interactive shell ignores SIGINT).
+STOP_ASKED: list[int] = []
+
+
+def ask_stop(signum, frame) -> None:
+    if not STOP_ASKED:
+        log.info("Signal %d: stopping after this training iteration, with a checkpoint", signum)
+    STOP_ASKED.append(signum)
+
+
 class Curve(AlgoObserver):
     """Applies the wall-clock budget and writes the learning curve (see the module docstring)."""
 
@@ -209,6 +232,7 @@ class Curve(AlgoObserver):
         self.episodes = 0
         self.last_row = -float("inf")
         self.curve = self.episode_file = None
+        self.frames = 0  # the learner's frames when the run stopped
 
     def _open(self, runner) -> None:
         path = self.path or os.path.join(experiment_dir(cfg=runner.cfg), "curve.csv")
@@ -267,6 +291,8 @@ class Curve(AlgoObserver):
     def on_training_step(self, runner, training_iteration_since_resume: int) -> None:
         now = time.time() - START
         runner.total_train_seconds = now  # SF 2.1.1 never advances it; its stop check reads it
+        if STOP_ASKED:
+            runner.total_train_seconds = float("inf")  # past any budget: SF stops and saves
         if now - self.last_row >= self.every:
             self.last_row = now
             self._row(runner)
@@ -274,7 +300,7 @@ class Curve(AlgoObserver):
     def on_stop(self, runner) -> None:
         self._row(runner)
         wall = time.time() - START
-        frames = runner.env_steps.get(0, 0)
+        frames = self.frames = runner.env_steps.get(0, 0)
         mean = f"{np.mean(self.returns):.2f}" if self.returns else "-"
         log.info("Peer done: %.0f s of wall time, %d frames (%.0f frames/s end to end), %d "
                  "training episodes, mean raw return of the last %d: %s", wall, frames,
@@ -283,6 +309,69 @@ class Curve(AlgoObserver):
             if f is not None:
                 f.close()
         self.curve = self.episode_file = None
+
+
+#: What ``--records`` keeps of a run: Sample Factory's config and the two curve files.
+RECORD_FILES = ("config.json", "curve.csv", "curve_episodes.csv")
+#: Where a run short of its budget leaves its newest checkpoint in ``--records`` (as in the
+#: experiment folder: ``carried/checkpoint_p0/checkpoint_*.pth``).
+CARRIED = "carried"
+CHECKPOINTS = "checkpoint_p0"
+
+
+def newest_checkpoint(folder: str) -> str | None:
+    found = sorted(glob.glob(os.path.join(folder, CHECKPOINTS, "checkpoint_*.pth")))
+    return found[-1] if found else None
+
+
+def curve_frames(folder: str) -> int:
+    """The frames of the last row of a run's ``curve.csv`` (0 without one)."""
+    path = os.path.join(folder, "curve.csv")
+    if not os.path.isfile(path):
+        return 0
+    with open(path, newline="") as f:
+        return max((int(r["frames"]) for r in csv.DictReader(f) if r.get("frames")), default=0)
+
+
+def keep_records(experiment: str, records: str, done: bool) -> None:
+    """Copy the run's records into ``records``; short of the budget (``done`` false), its
+    newest checkpoint too, into ``records/carried/`` (the one carried before deleted), which a
+    ``--resume`` on another machine restores (:func:`restore_experiment`); once done, no
+    checkpoint is carried. gdi's ``gdi benchmark`` carries its runs the same way."""
+    os.makedirs(records, exist_ok=True)
+    for name in RECORD_FILES:
+        if os.path.isfile(os.path.join(experiment, name)):
+            shutil.copy2(os.path.join(experiment, name), os.path.join(records, name))
+    carried = os.path.join(records, CARRIED)
+    checkpoint = newest_checkpoint(experiment)
+    if done or checkpoint is None:
+        shutil.rmtree(carried, ignore_errors=True)
+        return
+    folder = os.path.join(carried, CHECKPOINTS)
+    os.makedirs(folder, exist_ok=True)
+    target = os.path.join(folder, os.path.basename(checkpoint))
+    shutil.copy2(checkpoint, f"{target}.tmp")
+    os.replace(f"{target}.tmp", target)  # a copy cut short never passes for a checkpoint
+    for older in glob.glob(os.path.join(folder, "checkpoint_*.pth")):
+        if older != target:
+            os.remove(older)
+    log.info("Carried %s in %s (a --resume with --records there goes on from it)",
+             os.path.basename(checkpoint), carried)
+
+
+def restore_experiment(records: str, experiment: str) -> bool:
+    """Rebuild the experiment folder from ``records`` and its carried checkpoint when the
+    folder has no checkpoint of its own (another machine); whether it did."""
+    carried = newest_checkpoint(os.path.join(records, CARRIED))
+    if newest_checkpoint(experiment) is not None or carried is None:
+        return False
+    os.makedirs(os.path.join(experiment, CHECKPOINTS), exist_ok=True)
+    for name in RECORD_FILES:
+        if os.path.isfile(os.path.join(records, name)):
+            shutil.copy2(os.path.join(records, name), os.path.join(experiment, name))
+    shutil.copy2(carried, os.path.join(experiment, CHECKPOINTS, os.path.basename(carried)))
+    log.info("Rebuilt %s from %s (checkpoint %s)", experiment, records, os.path.basename(carried))
+    return True
 
 
 def main(argv: list[str]) -> int:
@@ -295,7 +384,11 @@ def main(argv: list[str]) -> int:
     own.add_argument("--full_action_space", type=str2bool, default=True)
     own.add_argument("--frames", type=float, default=None)
     own.add_argument("--resume", action="store_true")
+    own.add_argument("--records", default=None)
+    own.add_argument("--keep", action="store_true")
     mine, rest = own.parse_known_args(argv)
+    if mine.keep and mine.records is None:
+        raise SystemExit("--keep needs --records DIR (where to keep the run's records)")
     seed = mine.seed if mine.seed is not None else "0"
     seed_args = [f"--seed={mine.seed}"] if mine.seed is not None else []
     budget = [f"--train_for_seconds={int(mine.minutes * 60)}"] if mine.minutes else []
@@ -323,14 +416,27 @@ def main(argv: list[str]) -> int:
                 *seed_args, *budget, *rest]
         parser, _ = parse_sf_args(argv=args)
     cfg = parse_full_cfg(parser, args)
+    experiment = experiment_dir(cfg=cfg)
+    budget_frames = int(cfg.train_for_env_steps)
+    if mine.keep:  # no training: keep what a killed run left in its experiment folder
+        keep_records(experiment, mine.records, curve_frames(experiment) >= budget_frames)
+        return 0
+    if mine.resume and mine.records is not None:
+        restore_experiment(mine.records, experiment)
 
     cfg, runner = make_runner(cfg)
     curve = Curve(mine.curve, mine.curve_every, resume=mine.resume)
     runner.register_observer(curve)
     runner.register_episodic_stats_handler(curve.episode)
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, ask_stop)
     status = runner.init()
     if status == ExperimentStatus.SUCCESS:
         status = runner.run()
+    if mine.records is not None:  # done: the frames spent, or the minutes (nothing to resume)
+        done = curve.frames >= budget_frames or (
+            mine.minutes is not None and curve.wall() >= mine.minutes * 60)
+        keep_records(experiment, mine.records, done)
     return status
 
 

@@ -664,11 +664,11 @@ def benchmark_run(
     ray_address: str | None = None,
     cpus_per_run: float = 2.0,
 ) -> int:
-    """Run a benchmark grid (a TOML file: environments × seeds × settings; docs/benchmark.md):
+    """Run a benchmark grid (a TOML file: environments × seeds × settings; docs/benchmark-grids.md):
     every run that is not done, as `gdi train` into its folder: new runs start, checkpointed
     ones resume, finished ones are skipped, so running it again after a stop, a crash or a
-    move to another machine (with the run folders) goes on where the grid stands. Ctrl-C,
-    SIGTERM or SIGHUP stop every run with a checkpoint.
+    move to another machine (with the run folders, or with records that carry a checkpoint)
+    goes on where the grid stands. Ctrl-C, SIGTERM or SIGHUP stop every run with a checkpoint.
 
     Exit codes: 0 every run done; 1 a run failed (its log is named); 2 bad input; 130/143/129
     stopped by a signal (run it again to continue).
@@ -705,8 +705,9 @@ def benchmark_run(
 
 
 def benchmark_status(grid: Positional[Path]) -> None:
-    """Where each run of a grid stands (new, running, resumable, unstarted, done), read from
-    the run folders.
+    """Where each run of a grid stands (new, running, resumable, unstarted, done; kept or
+    carried: records of a run whose folder is elsewhere), read from the run folders and the
+    kept records.
 
     Args:
         grid: The grid's TOML file.
@@ -754,6 +755,34 @@ def benchmark_status(grid: Positional[Path]) -> None:
     console.print(", ".join(f"{n} {name}" for name, n in counts.items()))
 
 
+def benchmark_keep(grid: Positional[Path]) -> None:
+    """Keep each stopped or finished run's records beside the grid (its setting's `records`)
+    and, with the setting's `carry`, the newest checkpoint of each run short of the target, as
+    the queue does whenever a run stops: for runs whose queue was killed before it could (a
+    SIGKILL, a lost terminal), before the records move to another machine. Runs still running
+    are named and left alone.
+
+    Args:
+        grid: The grid's TOML file.
+    """
+    from gdi.benchmark.grid import load_grid
+    from gdi.benchmark.queue import keep_cell
+    from gdi.benchmark.state import DONE, RESUMABLE, RUNNING, grid_states
+
+    kept = running = 0
+    for state in grid_states(load_grid(grid)):
+        if state.cell.records is None:
+            continue
+        if state.state == RUNNING:
+            running += 1
+            print(f"{state.cell.name}: running in process {state.holder}; left alone (stop "
+                  "its queue or run first: it keeps its records when it stops)")
+        elif state.state in (DONE, RESUMABLE):
+            keep_cell(state.cell, state.state == DONE, print)
+            kept += 1
+    print(f"{grid}: records of {kept} run(s) kept" + (f", {running} running" if running else ""))
+
+
 def _shown_path(path: Path) -> str:
     """``path`` relative to the current folder when it lies inside it, else as it is."""
     relative = os.path.relpath(os.path.abspath(path))
@@ -787,16 +816,16 @@ def benchmark_report(
                                            if written.figure else ""))
 
 
-#: `gdi benchmark run|status|report GRID`, as `gdi analyze`.
+#: `gdi benchmark run|status|report|keep GRID`, as `gdi analyze`.
 BENCHMARK_COMMANDS = {"run": benchmark_run, "status": benchmark_status,
-                      "report": benchmark_report}
+                      "report": benchmark_report, "keep": benchmark_keep}
 BenchmarkCommand = Union[_subcommands(BENCHMARK_COMMANDS)]  # noqa: UP007 (a tuple of members)
 
 
 def benchmark(command: tyro.conf.OmitArgPrefixes[BenchmarkCommand]) -> Any:
     """A grid of runs (environments × seeds × settings, a TOML file) as a resumable queue, and
     its report beside peers' curves: `gdi benchmark run GRID`, `gdi benchmark status GRID`,
-    `gdi benchmark report GRID` (docs/benchmark.md)."""
+    `gdi benchmark report GRID`, `gdi benchmark keep GRID` (docs/benchmark-grids.md)."""
     return command
 
 

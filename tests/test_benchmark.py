@@ -3,6 +3,7 @@ kill and a move to another folder, and the report's numbers against independent
 computations from the runs' own episode records."""
 
 import csv
+import gzip
 import json
 import os
 import shutil
@@ -18,6 +19,8 @@ import torch
 
 from gdi.benchmark.curves import AUC_POINTS, RunCurve, normalized_auc, normalizer
 from gdi.benchmark.grid import load_grid, parse_grid, rom_id
+from gdi.benchmark.records import CARRIED
+from gdi.benchmark.state import CARRIED as CARRIED_STATE
 from gdi.benchmark.state import DONE, NEW, RESUMABLE, UNSTARTED, cell_state
 from gdi.cli import main
 from gdi.run_files import list_checkpoints
@@ -98,6 +101,10 @@ def test_rom_ids_are_ale_pys():
      "frames = 1.5"),
     ("frames = 10\nseeds = [0]\nenvs = ['gym:CartPole-v1']\n[settings.a]\npreset = 'gdi-i3'\n"
      "[report]\nlevels = { 'gym:Acrobot-v1' = [1] }\n", "not one of the grid's envs"),
+    ("frames = 10\nseeds = [0]\nenvs = ['gym:CartPole-v1']\n[settings.a]\npreset = 'gdi-i3'\n"
+     "carry = true\n", "carry = true needs records"),
+    ("frames = 10\nseeds = [0]\nenvs = ['gym:CartPole-v1']\n[settings.a]\npreset = 'gdi-i3'\n"
+     "records = 'r/{seed}'\ncarry = 'yes'\n", "carry = 'yes'; allowed: true or false"),
     ("frames = 10\nseeds = [0]\nenvs = ['gym:CartPole-v1']\n", "missing settings"),
     ("frames = [", "is not valid TOML"),
 ])
@@ -318,6 +325,94 @@ def test_a_grid_survives_a_kill_and_a_move_and_reports_beside_its_peer(tmp_path,
         kept_rows = list(csv.DictReader(f))
     assert [{k: v for k, v in r.items() if k != "source"} for r in kept_rows] == \
         [{k: v for k, v in r.items() if k != "source"} for r in rows]
+
+
+CARRY_GRID = """\
+frames = 6000
+seeds = [0]
+envs = ["gym:CartPole-v1"]
+
+[settings.gdi]
+preset = "gdi-i3"
+set = {overrides}
+records = "results/{{env}}-{{seed}}"
+carry = true
+"""
+
+
+def frames_of(jsonl: str) -> list[int]:
+    return [json.loads(line)["frames"] for line in jsonl.splitlines() if line.strip()]
+
+
+def test_a_run_stopped_short_resumes_on_a_machine_with_its_records_alone(tmp_path, capsys):
+    first = tmp_path / "machine-a"
+    first.mkdir()
+    (first / "carry.toml").write_text(CARRY_GRID.format(overrides=json.dumps(OVERRIDES)))
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    queue = subprocess.Popen([sys.executable, "-m", "gdi", "benchmark", "run",
+                              str(first / "carry.toml")],
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
+    run = first / "runs" / "carry" / "gdi" / "gym-CartPole-v1-0"
+    deadline = time.monotonic() + 240
+    while not list_checkpoints(run):
+        assert queue.poll() is None, queue.stdout.read().decode()
+        assert time.monotonic() < deadline, "no checkpoint within 240 s"
+        time.sleep(0.2)
+    queue.send_signal(signal.SIGTERM)  # the machine is going: the run checkpoints and stops
+    said = queue.communicate(timeout=120)[0].decode()
+    assert queue.returncode == 143, said
+    records = first / "results" / "gym-CartPole-v1-0"
+    carried = list_checkpoints(records / CARRIED)
+    assert [p.name for p in carried] == [list_checkpoints(run)[-1].name], said
+    assert "carried ckpt_" in said
+    stopped_at = int(carried[0].name.split("_")[1].split(".")[0])
+    assert 0 < stopped_at < 6000
+    episodes_before = frames_of(gzip.decompress((records / "meta.jsonl.gz").read_bytes())
+                                .decode())
+
+    # The next machine gets the repository only: the grid file and the records.
+    second = tmp_path / "machine-b"
+    second.mkdir()
+    for name in ("carry.toml", "results"):
+        shutil.move(first / name, second / name)
+    grid = load_grid(second / "carry.toml")
+    state = cell_state(grid.cells()[0], grid)
+    assert (state.state, state.frames) == (CARRIED_STATE, stopped_at)
+    capsys.readouterr()
+    main(["benchmark", "run", str(second / "carry.toml")])
+    said = capsys.readouterr().out
+    assert "rebuilt" in said and f"resuming at {stopped_at:,} frames" in said, said
+    assert "1 of 1 runs done" in said
+    assert cell_state(grid.cells()[0], grid).state == DONE
+    # Done: the checkpoint is no longer carried; the records hold the whole curve, its part
+    # from the first machine included, once.
+    assert not (second / "results" / "gym-CartPole-v1-0" / CARRIED).exists()
+    kept = second / "results" / "gym-CartPole-v1-0"
+    episodes = frames_of(gzip.decompress((kept / "meta.jsonl.gz").read_bytes()).decode())
+    early = [f for f in episodes_before if f <= stopped_at]
+    assert early and episodes[:len(early)] == early
+    assert episodes == sorted(episodes) and episodes[-1] > stopped_at
+    rows = [json.loads(line) for line in (kept / "metrics.jsonl").read_text().splitlines()]
+    trained = [row["frames"] for row in rows if "learner_steps" in row]  # not evaluations
+    assert trained == sorted(set(trained)) and trained[0] < stopped_at <= trained[-1]
+
+
+def test_keep_carries_what_a_killed_queue_left(tmp_path, capsys):
+    (tmp_path / "carry.toml").write_text(CARRY_GRID.format(overrides=json.dumps(OVERRIDES)))
+    grid = load_grid(tmp_path / "carry.toml")
+    cell = grid.cells()[0]
+    # A run stopped short of the grid's 6,000 frames, as a killed queue leaves it.
+    main(["train", "--preset", "gdi-i3", "--env", "gym:CartPole-v1", "--seed", "0",
+          "--frames", "6000", "--stop-at", "2000", "--run-dir", str(cell.folder),
+          "--no-report", "--set", *OVERRIDES])
+    assert cell_state(cell, grid).state == RESUMABLE and not cell.records.exists()
+    capsys.readouterr()
+    main(["benchmark", "keep", str(tmp_path / "carry.toml")])
+    assert "records of 1 run(s) kept" in capsys.readouterr().out
+    assert [p.name for p in list_checkpoints(cell.records / CARRIED)] == \
+        [list_checkpoints(cell.folder)[-1].name]
+    assert (cell.records / "metrics.jsonl").read_text() == \
+        (cell.folder / "metrics.jsonl").read_text()
 
 
 def test_a_folder_of_another_run_is_refused_and_left_alone(tmp_path, capsys):

@@ -16,6 +16,8 @@ them. The file is the grid's whole definition; the run folders are its whole sta
     set = ["eval_episodes=10"]    # optional, as gdi train --set
     folder = "{out}/{setting}/{env}-{seed}"   # optional: where each run lives
     records = "results/{setting}/{env}-{seed}"  # optional: where its records are kept
+    carry = true                  # optional (needs records): an unfinished run's newest
+                                  # checkpoint kept beside its records, to resume elsewhere
 
     [peers.APPO]                  # optional: curves of another system (benchmarks/appo_peer.py)
     folder = "runs/appo/appo_ale_{rom}_seed{seed}"   # holds curve_episodes.csv
@@ -30,6 +32,12 @@ episodes as ``meta.jsonl.gz``; no checkpoints, no TensorBoard events), written w
 stops or ends, for a repository to hold the results while the run folders stay out of it. A
 run whose folder is gone (another machine) counts as done from its records when they reach
 the target.
+
+``carry``: with ``records``, a run that stops short of the target also leaves its newest
+checkpoint in ``<records>/carried/``, so that a machine that has the records alone (a clone of
+the repository holding them) rebuilds the run folder from them and resumes where the run
+stopped instead of starting again; the carried checkpoint is deleted once the run is done. For
+runs longer than a machine lasts.
 
 Relative paths (``out``, folder patterns) are taken from the grid file's folder, so that a grid
 and its runs move together. Folder patterns may use ``{out}``, ``{setting}``, ``{env}`` (the spec with every run of
@@ -49,7 +57,7 @@ from pathlib import Path
 #: Keys each table of the file may hold, with what each must be.
 TOP_KEYS = {"frames", "stop_at", "seeds", "envs", "out", "parallel", "settings", "peers",
             "report"}
-SETTING_KEYS = {"preset", "scale", "learning", "set", "folder", "records"}
+SETTING_KEYS = {"preset", "scale", "learning", "set", "folder", "records", "carry"}
 PEER_KEYS = {"folder", "seeds"}
 REPORT_KEYS = {"window", "levels"}
 DEFAULT_FOLDER = "{out}/{setting}/{env}-{seed}"
@@ -67,6 +75,7 @@ class Setting:
     overrides: tuple[str, ...] = ()
     folder: str = DEFAULT_FOLDER
     records: str | None = None
+    carry: bool = False  # an unfinished run's newest checkpoint kept beside its records
 
     def label(self, names: Mapping[str, Sequence[tuple[str, str]]]) -> str:
         """What ran, in one line: the preset, the scale and the learning reading by their real
@@ -221,9 +230,15 @@ def _setting(name: str, table, where: str) -> Setting:
         if key in table and not isinstance(table[key], str):
             raise ValueError(f"{where}: [settings.{name}] {key} = {table[key]!r}; allowed: a "
                              "string")
+    carry = table.get("carry", False)
+    if not isinstance(carry, bool):
+        raise ValueError(f"{where}: [settings.{name}] carry = {carry!r}; allowed: true or false")
+    if carry and "records" not in table:
+        raise ValueError(f"{where}: [settings.{name}] carry = true needs records = \"PATTERN\" "
+                         "(the checkpoint is carried beside the run's records)")
     return Setting(name, table["preset"], table.get("scale"), table.get("learning"),
                    _strings(table.get("set", []), "set", f"{where} [settings.{name}]"),
-                   table.get("folder", DEFAULT_FOLDER), table.get("records"))
+                   table.get("folder", DEFAULT_FOLDER), table.get("records"), carry)
 
 
 def _levels(table, envs: Sequence[str], where: str) -> dict[str, tuple[float, ...]]:

@@ -5,6 +5,9 @@ machine or each as a task on a Ray cluster (Ray places them by their CPUs).
 A run's output goes to ``<out>/logs/<setting>/<folder name>.log`` (appended to, so a resumed
 run's log keeps its earlier part). A stop of the queue (Ctrl-C, SIGTERM, SIGHUP) is passed to
 the runs, which checkpoint and stop; running the queue again continues every one of them.
+Whenever a run stops, its records are kept (the setting's ``records``) and, with the setting's
+``carry``, its newest checkpoint beside them, from which another machine's queue rebuilds the
+run folder and resumes.
 """
 
 from __future__ import annotations
@@ -19,8 +22,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gdi.benchmark.grid import Cell, Grid
-from gdi.benchmark.records import keep_records
+from gdi.benchmark.records import (
+    carried_checkpoint,
+    carry_checkpoint,
+    drop_carried,
+    keep_records,
+    restore_run,
+)
 from gdi.benchmark.state import (
+    CARRIED,
     DONE,
     KEPT,
     NEW,
@@ -117,6 +127,13 @@ def prepare(grid: Grid, say: Callable[[str], None]) -> tuple[list[CellState], Qu
             check_folder_config(state.cell, grid, state.source)
         if state.state in (DONE, KEPT):
             result.done_before.append(state.cell)
+            records = state.cell.records
+            if records is not None and carried_checkpoint(records) is not None:
+                # Done since it was carried (its queue was killed before it could say so):
+                # the records are enough.
+                if state.state == DONE:
+                    keep_records(state.cell.folder, records)
+                drop_carried(records)
             continue
         if state.state == NEW and state.kept_frames:
             say(f"{state.cell.name}: its records in {state.cell.records} reach "
@@ -126,6 +143,11 @@ def prepare(grid: Grid, say: Callable[[str], None]) -> tuple[list[CellState], Qu
             result.elsewhere.append((state.cell, state.holder))
             say(f"{state.cell.name}: already running in process {state.holder}; left to it")
             continue
+        if state.state == CARRIED:
+            checkpoint = restore_run(state.cell.records, state.cell.folder)
+            say(f"{state.cell.name}: rebuilt {state.cell.folder} from its records in "
+                f"{state.cell.records} (checkpoint {checkpoint.name} carried there)")
+            state = CellState(state.cell, RESUMABLE, state.frames)
         if state.state == UNSTARTED:
             moved = move_aside(state.cell.folder)
             result.moved.append((state.cell.folder, moved))
@@ -195,10 +217,25 @@ def run_local(grid: Grid, parallel: int, say: Callable[[str], None]) -> QueueRes
     return result
 
 
+def keep_cell(cell: Cell, done: bool, say: Callable[[str], None]) -> None:
+    """Keep a stopped or finished run's records (its setting's ``records``) and, with the
+    setting's ``carry``, its newest checkpoint while it is short of the target (deleted once
+    it is done)."""
+    if cell.records is None or not (cell.folder / "config.json").is_file():
+        return
+    keep_records(cell.folder, cell.records)
+    if not cell.setting.carry:
+        return
+    if done:
+        drop_carried(cell.records)
+    elif (carried := carry_checkpoint(cell.folder, cell.records)) is not None:
+        say(f"{cell.name}: carried {carried.name} beside its records in {cell.records} "
+            "(with them, another machine resumes the run there)")
+
+
 def _record(result: QueueResult, cell: Cell, code: int, grid: Grid,
             say: Callable[[str], None], log: Path) -> None:
-    if cell.records is not None and (cell.folder / "config.json").is_file():
-        keep_records(cell.folder, cell.records)
+    keep_cell(cell, code == 0, say)
     if code == 0:
         result.finished.append(cell)
         say(f"{cell.name}: done ({grid.target:,} frames)")

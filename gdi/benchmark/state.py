@@ -10,6 +10,9 @@ state: a grid copied to another machine with its folders goes on from there).
   hand, a queue killed without its runs): left to it.
 - ``kept``: no run folder, but the setting's records folder holds the run at the target: done
   (the run folders stayed on another machine, the records came with the repository).
+- ``carried``: no run folder, but the setting's records folder carries a checkpoint short of
+  the target (the setting's ``carry``: the run stopped on another machine): the queue rebuilds
+  the run folder from the records and resumes it.
 - ``unstarted``: a folder with no checkpoint short of the target (a run stopped before its
   first checkpoint): nothing to resume, so the queue moves it aside, never deletes it, and
   starts the run again.
@@ -22,11 +25,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gdi.benchmark.grid import Cell, Grid
+from gdi.benchmark.records import carried_checkpoint
 from gdi.run_files import EVAL_DIR, list_checkpoints
 from gdi.runtime.run_folder.run_dir import lock_holder
 
 NEW, RESUMABLE, DONE, RUNNING, UNSTARTED = "new", "resumable", "done", "running", "unstarted"
-KEPT = "kept"
+KEPT, CARRIED = "kept", "carried"
 
 
 @dataclass(frozen=True)
@@ -44,7 +48,7 @@ class CellState:
     @property
     def source(self) -> Path | None:
         """Where the run's records are read from: its folder, else its kept records."""
-        if self.state == KEPT or (self.state == NEW and self.kept_frames):
+        if self.state in (KEPT, CARRIED) or (self.state == NEW and self.kept_frames):
             return self.cell.records
         return None if self.state == NEW else self.cell.folder
 
@@ -97,6 +101,9 @@ def cell_state(cell: Cell, grid: Grid) -> CellState:
         kept = logged_frames(records)
         if reached(records, kept, grid):
             return CellState(cell, KEPT, kept, kept_frames=kept)
+        carried = carried_checkpoint(records)
+        if carried is not None:
+            return CellState(cell, CARRIED, checkpoint_frames(carried), kept_frames=kept)
         return CellState(cell, NEW, 0, kept_frames=kept)
     if not (folder / "config.json").is_file():
         raise ValueError(f"{folder} exists but is not a run folder (no config.json): move it "
