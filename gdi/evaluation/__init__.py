@@ -6,7 +6,9 @@
   human average, human world record; every compared algorithm's raw score and training scale)
   and the mapping between the paper's game names and ``ale:<Name>`` env specs.
 - ``aggregates``: IQM, mean, median, optimality gap with stratified-bootstrap CIs (rliable).
-- ``scores``: the run folder's evaluation files (writer and reader).
+- The run folder's evaluation files (writer and reader) are ``gdi.scores``, beside
+  ``gdi.run_files``: the file format the runtime writes and this package reads, below both so
+  that a training process never imports the reports.
 - ``paper``: the paper's "Full performance comparison" recomputed from its per-game scores.
 - ``report``: ``gdi report``, Markdown + PNG + CSV for a set of runs (imported on first use,
   so that a training process reading or writing score files does not load matplotlib).
