@@ -707,7 +707,7 @@ def benchmark_run(
 def benchmark_status(grid: Positional[Path]) -> None:
     """Where each run of a grid stands (new, running, resumable, unstarted, done; kept or
     carried: records of a run whose folder is elsewhere), read from the run folders and the
-    kept records.
+    kept records, and each peer's run (new, partial, carried, done), read from its curve.
 
     Args:
         grid: The grid's TOML file.
@@ -716,7 +716,7 @@ def benchmark_status(grid: Positional[Path]) -> None:
     from rich.table import Table
 
     from gdi.benchmark.grid import load_grid
-    from gdi.benchmark.state import grid_states
+    from gdi.benchmark.state import grid_states, peer_states
 
     chosen = load_grid(grid)
     states = grid_states(chosen)
@@ -729,6 +729,11 @@ def benchmark_status(grid: Positional[Path]) -> None:
         rows.append([state.cell.setting.name, state.cell.env, str(state.cell.seed),
                      state.state + (f" (PID {state.holder})" if state.holder else ""), frames,
                      _shown_path(state.source or state.cell.folder)])
+    peers = peer_states(chosen)
+    for peer in peers:  # the peers' runs, from their curve files
+        counts[f"{peer.peer} {peer.state}"] = counts.get(f"{peer.peer} {peer.state}", 0) + 1
+        rows.append([peer.peer, peer.env, str(peer.seed), peer.state,
+                     f"{peer.frames:,}", _shown_path(peer.folder)])
     console = Console()
 
     def table(columns: tuple[str, ...]) -> Table:
@@ -752,6 +757,10 @@ def benchmark_status(grid: Positional[Path]) -> None:
             console.print(f"{setting.name}: " + "; ".join(
                 f"{what} in {_shown_path(Path(os.path.commonpath(folders)))}"
                 for what, folders in places if folders), highlight=False)
+        for name in dict.fromkeys(peer.peer for peer in peers):
+            folders = [peer.folder for peer in peers if peer.peer == name]
+            console.print(f"{name}: curves in "
+                          f"{_shown_path(Path(os.path.commonpath(folders)))}", highlight=False)
     console.print(", ".join(f"{n} {name}" for name, n in counts.items()))
 
 

@@ -21,7 +21,7 @@ from gdi.benchmark.curves import AUC_POINTS, RunCurve, normalized_auc, normalize
 from gdi.benchmark.grid import load_grid, parse_grid, rom_id
 from gdi.benchmark.records import CARRIED
 from gdi.benchmark.state import CARRIED as CARRIED_STATE
-from gdi.benchmark.state import DONE, NEW, RESUMABLE, UNSTARTED, cell_state
+from gdi.benchmark.state import DONE, NEW, RESUMABLE, UNSTARTED, cell_state, peer_states
 from gdi.cli import main
 from gdi.run_files import list_checkpoints
 from tests.runtime.helpers import TINY, one_line_error
@@ -413,6 +413,29 @@ def test_keep_carries_what_a_killed_queue_left(tmp_path, capsys):
         [list_checkpoints(cell.folder)[-1].name]
     assert (cell.records / "metrics.jsonl").read_text() == \
         (cell.folder / "metrics.jsonl").read_text()
+
+
+def test_status_reads_each_peer_run_from_its_curve(tmp_path, capsys):
+    grid_path = write_grid(tmp_path, 6000)
+    curves = {("gym-CartPole-v1", 0): 6000, ("gym-CartPole-v1", 1): 4000,
+              ("gym-Acrobot-v1", 0): 2000}  # Acrobot's seed 1: no run yet
+    for (env, seed), frames in curves.items():
+        folder = tmp_path / "peer" / f"{env}-{seed}"
+        folder.mkdir(parents=True)
+        (folder / "curve.csv").write_text("wall_s,frames,mean_return,episodes\n"
+                                          f"1,{frames // 2},0,1\n2,{frames},0,2\n")
+    carried = tmp_path / "peer" / "gym-CartPole-v1-1" / CARRIED / "checkpoint_p0"
+    carried.mkdir(parents=True)
+    (carried / "checkpoint_000000001_4000.pth").write_bytes(b"x")
+    states = {(s.env, s.seed): (s.state, s.frames)
+              for s in peer_states(load_grid(grid_path))}
+    assert states == {("gym:CartPole-v1", 0): ("done", 6000),
+                      ("gym:CartPole-v1", 1): ("carried", 4000),
+                      ("gym:Acrobot-v1", 0): ("partial", 2000),
+                      ("gym:Acrobot-v1", 1): ("new", 0)}
+    main(["benchmark", "status", str(grid_path)])
+    said = capsys.readouterr().out
+    assert "peer done" in said and "1 peer carried, 1 peer partial, 1 peer new" in said
 
 
 def test_a_folder_of_another_run_is_refused_and_left_alone(tmp_path, capsys):

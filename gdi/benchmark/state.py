@@ -20,11 +20,13 @@ state: a grid copied to another machine with its folders goes on from there).
 
 from __future__ import annotations
 
+import csv
 import json
 from dataclasses import dataclass
 from pathlib import Path
 
 from gdi.benchmark.grid import Cell, Grid
+from gdi.benchmark.records import CARRIED as CARRIED_FOLDER
 from gdi.benchmark.records import carried_checkpoint
 from gdi.run_files import EVAL_DIR, list_checkpoints
 from gdi.runtime.run_folder.run_dir import lock_holder
@@ -122,6 +124,48 @@ def cell_state(cell: Cell, grid: Grid) -> CellState:
 
 def grid_states(grid: Grid) -> list[CellState]:
     return [cell_state(cell, grid) for cell in grid.cells()]
+
+
+@dataclass(frozen=True)
+class PeerState:
+    """Where a peer's run stands, read from its folder (``benchmarks/appo_peer.py``'s records:
+    ``curve.csv``, and ``carried/`` while it is short of its budget)."""
+
+    peer: str
+    env: str
+    seed: int
+    folder: Path
+    state: str  # new (no curve), done (at the target), carried or partial (short of it)
+    frames: int
+
+
+def peer_frames(folder: Path) -> int:
+    """The most frames a peer run's ``curve.csv`` records (0 without one)."""
+    path = folder / "curve.csv"
+    if not path.is_file():
+        return 0
+    with path.open(newline="") as f:
+        return max((int(float(row["frames"])) for row in csv.DictReader(f)
+                    if row.get("frames")), default=0)
+
+
+def peer_states(grid: Grid) -> list[PeerState]:
+    """Every peer run of the grid, peer by peer, environment by environment, seed by seed."""
+    states = []
+    for peer in grid.peers:
+        for env in grid.envs:
+            for seed in peer.seeds:
+                folder = grid.peer_folder(peer, env, seed)
+                frames = peer_frames(folder)
+                if not (folder / "curve.csv").is_file():
+                    state = NEW
+                elif frames >= grid.target:
+                    state = DONE
+                else:
+                    state = CARRIED if any((folder / CARRIED_FOLDER).glob("*/*.pth")) \
+                        else "partial"
+                states.append(PeerState(peer.name, env, seed, folder, state, frames))
+    return states
 
 
 def move_aside(folder: Path) -> Path:
