@@ -33,6 +33,7 @@ from gdi.runtime.run_folder.run_dir import lock_holder
 
 NEW, RESUMABLE, DONE, RUNNING, UNSTARTED = "new", "resumable", "done", "running", "unstarted"
 KEPT, CARRIED = "kept", "carried"
+PARTIAL = "partial"  # a peer's run short of the target, with nothing to resume it from
 
 
 @dataclass(frozen=True)
@@ -163,7 +164,7 @@ def peer_states(grid: Grid) -> list[PeerState]:
                     state = DONE
                 else:
                     state = CARRIED if any((folder / CARRIED_FOLDER).glob("*/*.pth")) \
-                        else "partial"
+                        else PARTIAL
                 states.append(PeerState(peer.name, env, seed, folder, state, frames))
     return states
 
