@@ -180,6 +180,13 @@ def test_the_trailing_mean_and_its_step_function_follow_the_formula():
     assert_close(c.score_at(0, 100), returns[0])  # before any episode: the first one's
 
 
+def test_scores_read_as_a_reader_takes_them_in():
+    from gdi.benchmark.report import _score
+
+    assert [_score(v) for v in (13670.0, 27.916, -17.94, -2500.4, 999.994)] == \
+        ["13,670", "27.92", "-17.94", "-2,500", "999.99"]
+
+
 def test_frames_to_a_level_and_the_area_by_hand():
     # Returns 0, 10, 20 ending at 100, 200, 300 frames; a window of 2: means 0, 5, 15.
     c = curve([100, 200, 300], [0, 10, 20])

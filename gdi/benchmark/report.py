@@ -193,6 +193,18 @@ def _iv(value: Interval, digits: int = 2) -> str:
     return f"{value.point:.{digits}f} [{value.low:.{digits}f}, {value.high:.{digits}f}]"
 
 
+def _score(value: float) -> str:
+    """A raw score as a reader takes it in: whole thousands grouped (Battle Zone's 13,670),
+    two decimals below a thousand (Breakout's 27.92)."""
+    return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.2f}"
+
+
+def _score_iv(value: Interval) -> str:
+    if value.low == value.high:
+        return _score(value.point)
+    return f"{_score(value.point)} [{_score(value.low)}, {_score(value.high)}]"
+
+
 def _frames(value: float | None) -> str:
     return "—" if value is None else f"{value / 1e6:.2f}M" if value >= 1e5 else f"{value:,.0f}"
 
@@ -330,12 +342,12 @@ def write_grid_report(grid: Grid, at: int | None = None, out: Path | None = None
             if (s.name, env) not in stats:
                 continue
             st = stats[(s.name, env)]
-            to = ", ".join(f"{level:g}: {_frames(f)}" + (f" ({k}/{st.n})" if k < st.n else "")
+            to = ", ".join(f"{_score(level)}: {_frames(f)}" + (f" ({k}/{st.n})" if k < st.n else "")
                            for level, (f, k) in zip(levels, st.frames_to, strict=True)) or "—"
             versus = "".join(
                 f" {comparison(st, stats[(p.name, env)])} |" if not s.peer and
                 (p.name, env) in stats else " |" for p in systems if p.peer)
-            table.append(f"| {env} | {s.name} | {st.n} | {_iv(st.score)} | "
+            table.append(f"| {env} | {s.name} | {st.n} | {_score_iv(st.score)} | "
                          f"{_iv(st.normalized, 3) if norm.name == 'HNS' else '—'} | "
                          f"{_iv(st.auc, 3)} | {to} |{versus}")
     behind = [f"- {s.name} on {env}: " + ", ".join(
