@@ -105,6 +105,7 @@ from __future__ import annotations
 import argparse
 import csv
 import glob
+import json
 import os
 import shutil
 import signal
@@ -215,8 +216,12 @@ STOP_ASKED: list[int] = []
 
 
 def ask_stop(signum, frame) -> None:
-    if not STOP_ASKED:
-        log.info("Signal %d: stopping after this training iteration, with a checkpoint", signum)
+    if STOP_ASKED:  # a second one: stop now, the default way (no checkpoint)
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
+        return
+    log.info("Signal %d: stopping after this training iteration, with a checkpoint (again: "
+             "at once, without one)", signum)
     STOP_ASKED.append(signum)
 
 
@@ -290,7 +295,9 @@ class Curve(AlgoObserver):
 
     def on_training_step(self, runner, training_iteration_since_resume: int) -> None:
         now = time.time() - START
-        runner.total_train_seconds = now  # SF 2.1.1 never advances it; its stop check reads it
+        # SF 2.1.1 never advances it; its stop check reads it (a resumed run's earlier wall
+        # time counts towards --minutes, as it does in the curve)
+        runner.total_train_seconds = self.wall()
         if STOP_ASKED:
             runner.total_train_seconds = float("inf")  # past any budget: SF stops and saves
         if now - self.last_row >= self.every:
@@ -324,6 +331,49 @@ def newest_checkpoint(folder: str) -> str | None:
     return found[-1] if found else None
 
 
+def checkpoint_frames(path: str) -> int:
+    """The frames in SF's checkpoint name (``checkpoint_<policy version>_<env steps>.pth``)."""
+    return int(os.path.basename(path).rsplit(".", 1)[0].rsplit("_", 1)[1])
+
+
+def copy_atomically(source: str, target: str) -> None:
+    """Copy under a name SF's ``checkpoint_*`` glob never matches, then rename: a copy cut
+    short never passes for a checkpoint."""
+    partial = os.path.join(os.path.dirname(target), f".partial-{os.path.basename(target)}")
+    shutil.copy2(source, partial)
+    os.replace(partial, target)
+
+
+def saved_budget(experiment: str, default: int) -> int:
+    """The frame budget the run's saved ``config.json`` holds (``default`` without one)."""
+    path = os.path.join(experiment, "config.json")
+    if not os.path.isfile(path):
+        return default
+    with open(path) as f:
+        return int(json.load(f).get("train_for_env_steps", default))
+
+
+def trim_curves(experiment: str, frames: int) -> None:
+    """Drop the curve rows past ``frames`` (the checkpoint a resume loads): a run killed
+    without a checkpoint at its stop recorded episodes that the resume plays again."""
+    for name in ("curve.csv", "curve_episodes.csv"):
+        path = os.path.join(experiment, name)
+        if not os.path.isfile(path):
+            continue
+        with open(path, newline="") as f:
+            rows = list(csv.reader(f))
+        if not rows:
+            continue
+        column = rows[0].index("frames")
+        kept = [rows[0]] + [r for r in rows[1:] if r and int(float(r[column])) <= frames]
+        if len(kept) < len(rows):
+            with open(f"{path}.tmp", "w", newline="") as f:
+                csv.writer(f).writerows(kept)
+            os.replace(f"{path}.tmp", path)
+            log.info("%s: %d rows past the checkpoint's %d frames dropped", name,
+                     len(rows) - len(kept), frames)
+
+
 def curve_frames(folder: str) -> int:
     """The frames of the last row of a run's ``curve.csv`` (0 without one)."""
     path = os.path.join(folder, "curve.csv")
@@ -343,15 +393,16 @@ def keep_records(experiment: str, records: str, done: bool) -> None:
         if os.path.isfile(os.path.join(experiment, name)):
             shutil.copy2(os.path.join(experiment, name), os.path.join(records, name))
     carried = os.path.join(records, CARRIED)
-    checkpoint = newest_checkpoint(experiment)
-    if done or checkpoint is None:
+    if done:
         shutil.rmtree(carried, ignore_errors=True)
+        return
+    checkpoint = newest_checkpoint(experiment)
+    if checkpoint is None:  # nothing to carry; what was carried before stays
         return
     folder = os.path.join(carried, CHECKPOINTS)
     os.makedirs(folder, exist_ok=True)
     target = os.path.join(folder, os.path.basename(checkpoint))
-    shutil.copy2(checkpoint, f"{target}.tmp")
-    os.replace(f"{target}.tmp", target)  # a copy cut short never passes for a checkpoint
+    copy_atomically(checkpoint, target)
     for older in glob.glob(os.path.join(folder, "checkpoint_*.pth")):
         if older != target:
             os.remove(older)
@@ -361,15 +412,22 @@ def keep_records(experiment: str, records: str, done: bool) -> None:
 
 def restore_experiment(records: str, experiment: str) -> bool:
     """Rebuild the experiment folder from ``records`` and its carried checkpoint when the
-    folder has no checkpoint of its own (another machine); whether it did."""
+    folder has no checkpoint of its own (another machine); whether it did. A folder whose
+    checkpoint is older than the carried one (another machine took the run further) is
+    refused, never trained over."""
     carried = newest_checkpoint(os.path.join(records, CARRIED))
-    if newest_checkpoint(experiment) is not None or carried is None:
+    own = newest_checkpoint(experiment)
+    if carried is None or (own is not None and checkpoint_frames(own) >= checkpoint_frames(carried)):
         return False
+    if own is not None:
+        raise SystemExit(f"{experiment} stops at {checkpoint_frames(own):,} frames, but "
+                         f"{records} carries the run at {checkpoint_frames(carried):,} (another "
+                         "machine took it further): move the folder away to resume from there")
     os.makedirs(os.path.join(experiment, CHECKPOINTS), exist_ok=True)
     for name in RECORD_FILES:
         if os.path.isfile(os.path.join(records, name)):
             shutil.copy2(os.path.join(records, name), os.path.join(experiment, name))
-    shutil.copy2(carried, os.path.join(experiment, CHECKPOINTS, os.path.basename(carried)))
+    copy_atomically(carried, os.path.join(experiment, CHECKPOINTS, os.path.basename(carried)))
     log.info("Rebuilt %s from %s (checkpoint %s)", experiment, records, os.path.basename(carried))
     return True
 
@@ -416,15 +474,22 @@ def main(argv: list[str]) -> int:
                 *seed_args, *budget, *rest]
         parser, _ = parse_sf_args(argv=args)
     cfg = parse_full_cfg(parser, args)
-    experiment = experiment_dir(cfg=cfg)
-    budget_frames = int(cfg.train_for_env_steps)
+    experiment = experiment_dir(cfg=cfg)  # --train_dir and the experiment name: never the saved
     if mine.keep:  # no training: keep what a killed run left in its experiment folder
+        if not os.path.isfile(os.path.join(experiment, "curve.csv")):  # SF makes the folder
+            raise SystemExit(f"no run in {experiment} (no curve.csv): check --train_dir, --env "
+                             "and --seed")
+        budget_frames = (int(mine.frames) if mine.frames is not None
+                         else saved_budget(experiment, int(cfg.train_for_env_steps)))
         keep_records(experiment, mine.records, curve_frames(experiment) >= budget_frames)
         return 0
     if mine.resume and mine.records is not None:
         restore_experiment(mine.records, experiment)
+    if mine.resume and (own := newest_checkpoint(experiment)) is not None:
+        trim_curves(experiment, checkpoint_frames(own))
 
-    cfg, runner = make_runner(cfg)
+    cfg, runner = make_runner(cfg)  # on --resume: the saved config, with this command's args
+    budget_frames = int(cfg.train_for_env_steps)
     curve = Curve(mine.curve, mine.curve_every, resume=mine.resume)
     runner.register_observer(curve)
     runner.register_episodic_stats_handler(curve.episode)

@@ -420,6 +420,12 @@ def test_keep_carries_what_a_killed_queue_left(tmp_path, capsys):
         [list_checkpoints(cell.folder)[-1].name]
     assert (cell.records / "metrics.jsonl").read_text() == \
         (cell.folder / "metrics.jsonl").read_text()
+    # Another machine took the run further from the records: this older folder is refused,
+    # never resumed over that work.
+    carried = list_checkpoints(cell.records / CARRIED)[0]
+    shutil.copy(carried, carried.with_name("ckpt_000000004000.safetensors"))
+    err = one_line_error(["benchmark", "run", str(tmp_path / "carry.toml")], capsys)
+    assert "carries the run at 4,000" in err and "move the folder away" in err
 
 
 def test_status_reads_each_peer_run_from_its_curve(tmp_path, capsys):

@@ -233,9 +233,19 @@ def keep_cell(cell: Cell, done: bool, say: Callable[[str], None]) -> None:
             "(with them, another machine resumes the run there)")
 
 
+def _keep_or_say(cell: Cell, done: bool, say: Callable[[str], None]) -> None:
+    """:func:`keep_cell`, a failure of which (a full disk) is said in one line: the queue goes
+    on supervising its other runs, and the run's folder still holds everything."""
+    try:
+        keep_cell(cell, done, say)
+    except OSError as err:
+        say(f"{cell.name}: its records could not be kept in {cell.records} ({err}); its run "
+            f"folder {cell.folder} holds them: gdi benchmark keep copies them later")
+
+
 def _record(result: QueueResult, cell: Cell, code: int, grid: Grid,
             say: Callable[[str], None], log: Path) -> None:
-    keep_cell(cell, code == 0, say)
+    _keep_or_say(cell, code == 0, say)
     if code == 0:
         result.finished.append(cell)
         say(f"{cell.name}: done ({grid.target:,} frames)")
@@ -294,10 +304,11 @@ def run_ray(grid: Grid, address: str, cpus_per_run: float,
                     for ref in pending:
                         ray.cancel(ref)  # KeyboardInterrupt in the task: it stops its run
                     stop_signal = stop.signal
-                    for ref in pending:
+                    ray.wait(pending, num_returns=len(pending), timeout=60)
+                    for ref in pending:  # stopped with a checkpoint: kept as a local stop is
                         cell, log = tasks[ref]
                         result.stopped.append(cell)
-                    ray.wait(pending, num_returns=len(pending), timeout=60)
+                        _keep_or_say(cell, False, say)
                     result.signal = stop_signal
                     break
     finally:

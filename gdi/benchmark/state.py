@@ -114,6 +114,13 @@ def cell_state(cell: Cell, grid: Grid) -> CellState:
     checkpoints = list_checkpoints(folder)
     holder = lock_holder(folder)
     frames = checkpoint_frames(checkpoints[-1]) if checkpoints else logged_frames(folder)
+    carried = carried_checkpoint(cell.records) if cell.records is not None else None
+    if carried is not None and checkpoint_frames(carried) > frames and holder is None:
+        # Another machine took the run further from the records: resuming this folder would
+        # train over that work and, at its stop, replace the records with an older run.
+        raise ValueError(f"{folder} stops at {frames:,} frames, but {cell.records} carries the "
+                         f"run at {checkpoint_frames(carried):,} (another machine took it "
+                         "further): move the folder away to resume from the records")
     if reached(folder, frames, grid):
         return CellState(cell, DONE, frames)
     if holder is not None:
