@@ -803,6 +803,7 @@ def benchmark_report(
     at: Count | None = None,
     out: Path | None = None,
     reps: int = REPS,
+    page: Path | None = None,
 ) -> None:
     """Write a grid's report: per-environment curves of every setting and peer (mean and 95 %
     band over seeds), a table of score, normalized score (HNS), normalized area under the
@@ -815,14 +816,23 @@ def benchmark_report(
             listed, not counted.
         out: Report folder (default: <grid out>/report).
         reps: Bootstrap resamples of each interval.
+        page: A results page (Markdown) to put the figure, the table and the aggregates in,
+            between its generated block's markers (appended when it has none); the rest of
+            the page is kept.
     """
     from gdi.benchmark.grid import load_grid
-    from gdi.benchmark.report import write_grid_report
+    from gdi.benchmark.report import write_grid_report, write_page_block
 
     _check_count("--at", at)
-    written = write_grid_report(load_grid(grid), at=at, out=out, reps=reps)
+    chosen = load_grid(grid)
+    written = write_grid_report(chosen, at=at, out=out, reps=reps)
     print(f"report: {written.markdown}" + (f" (figure {written.figure.name})"
                                            if written.figure else ""))
+    if page is not None:
+        if page.suffix != ".md":
+            raise ValueError(f"--page {page}: allowed: a Markdown file (.md)")
+        write_page_block(page, written, chosen, chosen.target if at is None else at)
+        print(f"page: {page} (its generated block)")
 
 
 #: `gdi benchmark run|status|report|keep GRID`, as `gdi analyze`.

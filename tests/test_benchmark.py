@@ -305,6 +305,21 @@ def test_a_grid_survives_a_kill_and_a_move_and_reports_beside_its_peer(tmp_path,
     # Each peer episode is its gdi twin less 1: gdi beats the peer in every pair of the same
     # seed, so P(gdi > peer) is at least one half on each game; the scores are exact.
     assert "P(gdi > peer)" in text
+    # The same into a results page, twice: its own text is kept, the block written once.
+    page = second / "docs" / "results.md"
+    page.parent.mkdir()
+    page.write_text("# Results\n\nThe summary a person wrote.\n\n## Reading\n\nMore.\n")
+    main(["benchmark", "report", str(moved_grid), "--page", str(page)])
+    written = page.read_text()  # no markers yet: the block is appended
+    assert written.index("More.") < written.index("<!-- BEGIN gdi benchmark report tiny.toml")
+    page.write_text(written + "\n## Commands\n\nBy hand.\n")
+    main(["benchmark", "report", str(moved_grid), "--page", str(page)])
+    written = page.read_text()  # the block replaced in place, the text around it kept
+    assert written.startswith("# Results\n\nThe summary a person wrote.\n")
+    assert written.endswith("\n## Commands\n\nBy hand.\n")
+    assert written.count("<!-- BEGIN gdi benchmark report tiny.toml") == 1
+    assert "| gym:CartPole-v1 | gdi | 2 |" in written and "P(gdi > peer)" in written
+    assert (page.parent / "figures" / "tiny-benchmark.png").stat().st_size > 10_000
     with (report / "runs.csv").open() as f:
         rows = list(csv.DictReader(f))
     assert len(rows) == 8

@@ -20,12 +20,14 @@ from __future__ import annotations
 import csv
 import json
 import os
+import shutil
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from gdi.atomic import write_text
 from gdi.benchmark.curves import (
     Normalizer,
     RunCurve,
@@ -82,6 +84,7 @@ class GridReport:
     figure: Path | None
     table: Path
     lines: list[str]
+    sections: dict[str, list[str]]  # the report's sections by heading, for a results page
 
 
 def interval(values) -> Interval:
@@ -345,8 +348,8 @@ def write_grid_report(grid: Grid, at: int | None = None, out: Path | None = None
             to = ", ".join(f"{_score(level)}: {_frames(f)}" + (f" ({k}/{st.n})" if k < st.n else "")
                            for level, (f, k) in zip(levels, st.frames_to, strict=True)) or "—"
             versus = "".join(
-                f" {comparison(st, stats[(p.name, env)])} |" if not s.peer and
-                (p.name, env) in stats else " |" for p in systems if p.peer)
+                " |" if s.peer else f" {comparison(st, stats[(p.name, env)])} |"
+                if (p.name, env) in stats else f" no {p.name} yet |" for p in systems if p.peer)
             table.append(f"| {env} | {s.name} | {st.n} | {_score_iv(st.score)} | "
                          f"{_iv(st.normalized, 3) if norm.name == 'HNS' else '—'} | "
                          f"{_iv(st.auc, 3)} | {to} |{versus}")
@@ -400,4 +403,45 @@ def write_grid_report(grid: Grid, at: int | None = None, out: Path | None = None
                 writer.writerow([name, env, c.seed, c.trained, repr(score),
                                  repr(float(norm(np.array([score]))[0])),
                                  repr(normalized_auc(c, at, grid.window, norm)), c.source])
-    return GridReport(markdown, figure_path, table_path, lines)
+    sections = {"Per environment": table,
+                "Aggregates": lines[lines.index("## Aggregates") + 2:lines.index(
+                    "## Not in these numbers" if behind else "## Commands") - 1],
+                "Not in these numbers": behind}
+    return GridReport(markdown, figure_path, table_path, lines, sections)
+
+
+def page_markers(grid: Grid) -> tuple[str, str]:
+    """The lines around a grid's generated block in a results page."""
+    name = grid.path.name
+    return (f"<!-- BEGIN gdi benchmark report {name} --page: edits inside are overwritten -->",
+            f"<!-- END gdi benchmark report {name} --page -->")
+
+
+def write_page_block(page: Path, report: GridReport, grid: Grid, at: int) -> Path:
+    """Put the report's figure, per-environment table and aggregates into the results page
+    ``page`` between its markers (appended when they are missing; the rest of the page, its
+    summary and reading, is kept), the figure copied to ``figures/<grid>-benchmark.png``
+    beside the page: a results page regenerated from the grid in one command."""
+    block = []
+    if report.figure is not None:
+        figure_path = page.parent / "figures" / f"{grid.path.stem}-benchmark.png"
+        figure_path.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(report.figure, figure_path)
+        block += [f"![Training return per environment at {at:,} frames, mean over seeds and "
+                  f"95 % band](figures/{figure_path.name})", ""]
+    block += [*report.sections["Per environment"], "", "**Aggregates.**", "",
+              *report.sections["Aggregates"]]
+    if report.sections["Not in these numbers"]:
+        block += ["", "**Not in these numbers** (runs behind or not started):", "",
+                  *report.sections["Not in these numbers"]]
+    begin, end = page_markers(grid)
+    wrapped = "\n".join([begin, *block, end]) + "\n"
+    text = page.read_text(encoding="utf-8") if page.is_file() else ""
+    if begin in text and end in text:
+        head, rest = text.split(begin, 1)
+        tail = rest.split(end, 1)[1].lstrip("\n")
+        text = head + wrapped + ("\n" + tail if tail else "")
+    else:
+        text = (text.rstrip("\n") + "\n\n" if text else "") + wrapped
+    write_text(page, text)
+    return page
