@@ -487,3 +487,18 @@ def test_the_grid_can_run_on_a_ray_cluster(tmp_path, capsys):
     grid = parse_grid({"frames": 800, "seeds": [0, 1], "envs": ["gym:CartPole-v1"],
                        "settings": {"gdi": {"preset": "gdi-i3"}}}, path)
     assert all(cell_state(c, grid).state == DONE for c in grid.cells())
+
+
+def test_the_repository_keeps_carried_checkpoints_and_no_others():
+    root = Path(__file__).resolve().parents[1]
+    if not (root / ".git").exists():
+        pytest.skip("not a git checkout")
+
+    def ignored(path: str) -> bool:
+        return subprocess.run(["git", "check-ignore", "-q", path], cwd=root).returncode == 0
+
+    run = "benchmarks/results/ale-games/Game-head-ale-floor-0"
+    assert not ignored(f"{run}/carried/checkpoints/ckpt_000001000000.safetensors")
+    assert not ignored("benchmarks/results/ale-cpu/appo_x/carried/checkpoint_p0/checkpoint_1_2.pth")
+    assert ignored(f"{run}/checkpoints/ckpt_000001000000.safetensors")
+    assert ignored("runs/atari10/gdi/Game-0/checkpoints/ckpt_000001000000.safetensors")
