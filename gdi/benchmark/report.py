@@ -141,7 +141,11 @@ def collect(grid: Grid, at: int) -> tuple[list[System], dict[tuple[str, str], Ga
             entry.missing.append(cell.seed)
             continue
         frames = state.frames or state.kept_frames
-        curve = read_gdi_curve(state.source, cell.setting.name, cell.env, cell.seed, frames)
+        try:
+            curve = read_gdi_curve(state.source, cell.setting.name, cell.env, cell.seed, frames)
+        except ValueError:  # no episode has ended yet (a run just started): behind, not an error
+            entry.behind.append((cell.seed, frames))
+            continue
         (entry.curves.append(curve) if frames >= at and curve.returns.size
          else entry.behind.append((cell.seed, frames)))
     for peer in grid.peers:
