@@ -104,6 +104,16 @@ def read_gdi_curve(folder: Path, system: str, env: str, seed: int, trained: int)
                     trained, folder)
 
 
+def peer_frames(folder: Path) -> int:
+    """The most frames a peer run's ``curve.csv`` records (0 without one)."""
+    path = folder / "curve.csv"
+    if not path.is_file():
+        return 0
+    with path.open(newline="") as f:
+        return max((int(float(row["frames"])) for row in csv.DictReader(f)
+                    if row.get("frames")), default=0)
+
+
 def read_peer_curve(folder: Path, system: str, env: str, seed: int) -> RunCurve:
     """A peer run's curve from its ``curve_episodes.csv`` (FileNotFoundError when missing)."""
     path = folder / "curve_episodes.csv"
@@ -115,10 +125,5 @@ def read_peer_curve(folder: Path, system: str, env: str, seed: int) -> RunCurve:
     frames = np.array([float(r["frames"]) for r in rows])
     returns = np.array([float(r["return"]) for r in rows])
     order = np.argsort(frames, kind="stable")
-    trained = int(frames.max()) if frames.size else 0
-    summary = folder / "curve.csv"
-    if summary.is_file():
-        with summary.open(newline="") as f:
-            logged = [int(float(r["frames"])) for r in csv.DictReader(f) if r.get("frames")]
-        trained = max([trained, *logged])
+    trained = max(int(frames.max()) if frames.size else 0, peer_frames(folder))
     return RunCurve(system, env, seed, frames[order], returns[order], trained, folder)

@@ -20,11 +20,11 @@ state: a grid copied to another machine with its folders goes on from there).
 
 from __future__ import annotations
 
-import csv
 import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from gdi.benchmark.curves import peer_frames
 from gdi.benchmark.grid import Cell, Grid
 from gdi.benchmark.records import CARRIED as CARRIED_FOLDER
 from gdi.benchmark.records import carried_checkpoint
@@ -145,16 +145,6 @@ class PeerState:
     folder: Path
     state: str  # new (no curve), done (at the target), carried or partial (short of it)
     frames: int
-
-
-def peer_frames(folder: Path) -> int:
-    """The most frames a peer run's ``curve.csv`` records (0 without one)."""
-    path = folder / "curve.csv"
-    if not path.is_file():
-        return 0
-    with path.open(newline="") as f:
-        return max((int(float(row["frames"])) for row in csv.DictReader(f)
-                    if row.get("frames")), default=0)
 
 
 def peer_states(grid: Grid) -> list[PeerState]:
