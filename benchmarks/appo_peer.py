@@ -116,12 +116,30 @@ from collections import deque
 import gymnasium as gym
 import numpy as np
 import psutil
+import torch
 from sample_factory.algo.runners.runner import AlgoObserver
 from sample_factory.algo.utils.misc import EPISODIC, ExperimentStatus
 from sample_factory.cfg.arguments import parse_full_cfg, parse_sf_args
 from sample_factory.envs.env_utils import register_env
 from sample_factory.train import make_runner
 from sample_factory.utils.utils import experiment_dir, log, str2bool
+
+
+
+def allow_checkpoint_numbers() -> None:
+    """Let ``torch.load`` read Sample Factory's checkpoints without unpickling code.
+
+    SF 2.1.1 saves ``best_performance`` as a NumPy float and loads with ``torch.load``'s
+    default, which since PyTorch 2.6 reads weights only and refuses NumPy's scalar: the load
+    fails three times and SF *starts the run again from zero frames*, saying so only in its
+    log. Allowing the scalar and its dtype (data, not code) keeps ``weights_only`` loading.
+    Called at import: SF's learner is a spawned process, which imports this script again."""
+    from numpy.core.multiarray import scalar
+
+    torch.serialization.add_safe_globals([scalar, np.dtype, type(np.dtype(np.float64))])
+
+
+allow_checkpoint_numbers()
 
 #: When this process started: the clock of --minutes and of the curve's wall_s.
 START = psutil.Process().create_time()
@@ -331,6 +349,17 @@ def newest_checkpoint(folder: str) -> str | None:
     return found[-1] if found else None
 
 
+def check_loads(path: str) -> None:
+    """Exit with one line unless ``path`` loads as SF's learner loads it (weights only): a
+    checkpoint SF cannot read makes it start again from zero frames without stopping."""
+    try:
+        torch.load(path, map_location="cpu")
+    except Exception as error:  # noqa: BLE001 - any failure to load is this one message
+        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise SystemExit(f"cannot resume: {path} does not load ({first}); Sample Factory "
+                         "would start the run again from zero frames") from None
+
+
 def checkpoint_frames(path: str) -> int:
     """The frames in SF's checkpoint name (``checkpoint_<policy version>_<env steps>.pth``)."""
     return int(os.path.basename(path).rsplit(".", 1)[0].rsplit("_", 1)[1])
@@ -486,6 +515,7 @@ def main(argv: list[str]) -> int:
     if mine.resume and mine.records is not None:
         restore_experiment(mine.records, experiment)
     if mine.resume and (own := newest_checkpoint(experiment)) is not None:
+        check_loads(own)
         trim_curves(experiment, checkpoint_frames(own))
 
     cfg, runner = make_runner(cfg)  # on --resume: the saved config, with this command's args
