@@ -8,6 +8,7 @@ the frames' doing: the policy head's logits spread with its input, and E's inver
 temperatures (up to 50 on ``ale-cpu``) multiply the spread.
 
     python -m benchmarks.initial_entropy ale:Breakout ale:DoubleDunk ale:BattleZone
+    python -m benchmarks.initial_entropy ale:DoubleDunk --set policy_init_scale=0.01
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import argparse
 import numpy as np
 import torch
 
+from gdi.config import apply_overrides
 from gdi.envs import make_vector_env, resolve_env
 from gdi.presets import resolve_config
 from gdi.runtime.acting.step import Acting
@@ -24,10 +26,13 @@ from gdi.runtime.components import build_network, env_shapes
 
 
 def entropies(env_spec: str, preset: str, scale: str, learning: str, envs: int, steps: int,
-              seed: int) -> tuple[np.ndarray, int]:
-    """π_λ's entropy (nats) at every step of every environment, and the number of actions."""
+              seed: int, sets: tuple[str, ...] = ()) -> tuple[np.ndarray, int]:
+    """π_λ's entropy (nats) at every step of every environment, and the number of actions
+    (``sets``: ``gdi train --set`` assignments on top of the preset, e.g.
+    ``policy_init_scale=0.01``)."""
     torch.manual_seed(seed)
-    config = resolve_config(preset, env_spec, scale, None, learning, frames=1, seed=seed)
+    config = apply_overrides(
+        resolve_config(preset, env_spec, scale, None, learning, frames=1, seed=seed), sets)
     env_config = resolve_env(env_spec)
     shapes = env_shapes(env_config, seed)
     net = build_network(config, shapes).eval()
@@ -60,15 +65,18 @@ def main() -> None:
     parser.add_argument("--num-envs", type=int, default=64)
     parser.add_argument("--steps", type=int, default=200)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
+                        help="a config field, as gdi train --set takes it (repeatable)")
     args = parser.parse_args()
     torch.set_num_threads(1)
     print(f"π_λ at initialization ({args.preset}, {args.scale}, {args.learning}, seed "
-          f"{args.seed}), λ uniform over E's box, {args.steps} steps × {args.num_envs} envs")
+          f"{args.seed}{''.join(', ' + a for a in args.set)}), λ uniform over E's box, "
+          f"{args.steps} steps × {args.num_envs} envs")
     print("| env | actions | uniform | mean | p10 | median | p90 |")
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
     for spec in args.envs:
         ent, actions = entropies(spec, args.preset, args.scale, args.learning, args.num_envs,
-                                 args.steps, args.seed)
+                                 args.steps, args.seed, tuple(args.set))
         p10, p50, p90 = np.percentile(ent, [10, 50, 90])
         print(f"| {spec} | {actions} | {np.log(actions):.2f} | {ent.mean():.2f} | {p10:.2f} | "
               f"{p50:.2f} | {p90:.2f} |")

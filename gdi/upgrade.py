@@ -95,6 +95,7 @@ FIELDS_ADDED_LATER = {
     "value_norm": "none",  # before it, the A and V heads spoke in the returns' units (the paper)
     "entropy_floor": 0.0,  # before it, no floor on π_λ's entropy
     "entropy_floor_scale": 1.0,  # (its weight, read only with a floor)
+    "policy_init_scale": 1.0,  # before it, the policy head started as PyTorch initializes it
 }
 
 

@@ -48,6 +48,10 @@ class NetworkConfig:
     policy gradient and the Q loss both train A) or separate (a policy head L beside A and V,
     as ACER's beside its Q head: π_λ = softmax(L/τ), the policy gradient trains L, the Q loss
     A; not in the paper)."""
+    policy_init_scale: float = 1.0
+    """A factor on the policy head L's initial output layer (policy_head=separate): 1 is
+    PyTorch's default initialization; 0.01 starts L's logits near zero, so π_λ = softmax(L/τ)
+    starts near uniform at any τ of E's box, as PPO's policy layer starts. Not in the paper."""
     input_norm: Literal[INPUT_NORMS] = "none"
     """How observations enter the torso after their scale: none (the paper: pixels × 1/255) or
     running (each input element standardized by the running mean and variance of the
@@ -69,6 +73,7 @@ class NetworkConfig:
         registered part (a torso, an initialization that torso takes, a core, a policy head)."""
         positive(self, "lstm_units")
         non_negative(self, "head_hidden")
+        positive(self, "policy_init_scale")
         families = self.families
         if isinstance(families, bool) or not isinstance(families, int) or families < 1:
             raise ValueError(
@@ -89,4 +94,5 @@ class NetworkConfig:
                 "lstm_units": self.lstm_units, "core": self.core,
                 "head_hidden": self.head_hidden, "families": self.families,
                 "aux": self.aux_tasks, "policy_head": self.policy_head,
-                "input_norm": self.input_norm, "value_norm": self.value_norm}
+                "input_norm": self.input_norm, "value_norm": self.value_norm,
+                "policy_init_scale": self.policy_init_scale}

@@ -98,6 +98,7 @@ class FamilyNetwork(nn.Module):
         torso_init: str = "auto",
         policy_head: str = "advantage",
         core: str = "lstm",
+        policy_init_scale: float = 1.0,
     ):
         super().__init__()
         self.torso = make_torso(torso, obs_shape, init=torso_init, **torso_kwargs)
@@ -109,6 +110,7 @@ class FamilyNetwork(nn.Module):
         self.value_head = _head(lstm_units, head_hidden, 1)
         if policy_head == "separate":
             self.policy_head = _head(lstm_units, head_hidden, num_actions)
+            _scale_output_layer(self.policy_head, policy_init_scale)
         if aux:
             self.inverse_dynamics = InverseDynamicsHead(self.embedding_size, num_actions)
             self.forward_dynamics = ForwardDynamicsHead(self.embedding_size, num_actions)
@@ -138,6 +140,19 @@ def _head(in_features: int, hidden: int, out_features: int) -> nn.Module:
     return nn.Sequential(
         nn.Linear(in_features, hidden), nn.ReLU(), nn.Linear(hidden, out_features)
     )
+
+
+def _scale_output_layer(head: nn.Module, scale: float) -> None:
+    """Multiply the initial weights and bias of ``head``'s output layer by ``scale``: at 0.01 the
+    logits start near zero and π_λ = softmax(L/τ) near uniform at any τ in E's box, as PPO's
+    policy layer starts (orthogonal with gain 0.01; Andrychowicz et al. 2021, "What matters in
+    on-policy RL", found it helps). Not in the paper, which has no policy head."""
+    if scale == 1.0:
+        return
+    output = head if isinstance(head, nn.Linear) else head[-1]
+    with torch.no_grad():
+        output.weight.mul_(scale)
+        output.bias.mul_(scale)
 
 
 def _check_tensor(name: str, tensor: torch.Tensor, shape: tuple[int, ...], kind: str) -> None:
@@ -185,6 +200,7 @@ class GDINetwork(nn.Module):
         core: str = "lstm",
         input_norm: str = "none",
         value_norm: str = "none",
+        policy_init_scale: float = 1.0,
     ):
         super().__init__()
         self.obs_shape = tuple(obs_shape)
@@ -200,7 +216,7 @@ class GDINetwork(nn.Module):
         self.family_nets = nn.ModuleList(
             FamilyNetwork(
                 self.obs_shape, num_actions, torso, lstm_units, aux, torso_kwargs, head_hidden,
-                torso_init, policy_head, core,
+                torso_init, policy_head, core, policy_init_scale,
             )
             for _ in range(families)
         )
@@ -364,6 +380,7 @@ def build(
     core: str = "lstm",
     input_norm: str = "none",
     value_norm: str = "none",
+    policy_init_scale: float = 1.0,
 ) -> GDINetwork:
     """The GDI network for observations of ``obs_shape`` and ``num_actions`` discrete actions.
 
@@ -384,6 +401,8 @@ def build(
     learner keeps: :class:`gdi.nets.normalization.RunningInputNorm`). ``value_norm``: ``none``
     (the paper) or ``running`` (A and V read in units of the running statistics of each
     family's V-trace targets: :class:`gdi.nets.normalization.RunningValueNorm`).
+    ``policy_init_scale`` multiplies the policy head L's initial output layer (1: PyTorch's
+    default; 0.01: logits near zero, π_λ near uniform, as PPO's; read with ``separate`` only).
 
     Raises:
       ValueError: naming the bad value and what is allowed.
@@ -422,6 +441,10 @@ def build(
     if value_norm not in VALUE_NORMS:
         raise ValueError(f"value_norm must be one of {', '.join(VALUE_NORMS)}, got "
                          f"{value_norm!r}")
+    if (isinstance(policy_init_scale, bool) or not isinstance(policy_init_scale, int | float)
+            or not 0 < policy_init_scale < float("inf")):
+        raise ValueError(f"policy_init_scale must be a number > 0 (1: PyTorch's default "
+                         f"initialization of the policy head), got {policy_init_scale!r}")
     if torso_kwargs is not None and not isinstance(torso_kwargs, dict):
         raise ValueError(f"torso_kwargs must be a dict or None, got {type(torso_kwargs).__name__}")
     return GDINetwork(
@@ -431,4 +454,5 @@ def build(
         obs_scale=None if obs_scale is None else float(obs_scale),
         head_hidden=int(head_hidden), torso_init=torso_init, policy_head=policy_head,
         core=core, input_norm=input_norm, value_norm=value_norm,
+        policy_init_scale=float(policy_init_scale),
     )

@@ -315,6 +315,32 @@ def test_a_separate_policy_head_is_a_third_head_on_the_core_output(families):
     assert not any("policy_head" in name for name in paper.state_dict())
 
 
+@pytest.mark.parametrize("head_hidden", [0, 5])
+def test_policy_init_scale_multiplies_the_policy_heads_initial_output_layer(head_hidden):
+    """policy_init_scale=0.01: from the same seed, every parameter as at scale 1 but the policy
+    head's output layer, whose weight and bias are 0.01 times those; its logits start near
+    zero, so π_λ = softmax(L/τ) is near uniform even at 1/τ = 50 (the ale-cpu box's top)."""
+    def net(scale):
+        torch.manual_seed(3)
+        return build((4,), 6, torso="mlp", lstm_units=LSTM_UNITS, head_hidden=head_hidden,
+                     policy_head="separate", policy_init_scale=scale)
+
+    plain, small = net(1.0).state_dict(), net(0.01).state_dict()
+    output = "family_nets.0.policy_head" + (".2" if head_hidden else "")
+    for name, value in plain.items():
+        if name.startswith(output):
+            assert_close(small[name], 0.01 * value)
+        else:  # the same draws in the same order: exactly equal
+            assert torch.equal(small[name], value), name
+    def greediest(scale):  # the largest probability of any action at 1/τ = 50
+        with torch.no_grad():
+            model = net(scale)
+            outputs, _ = model(*random_inputs(model, 4, 2))
+            return torch.softmax(50.0 * outputs.logits, dim=-1).max().item()
+
+    assert greediest(1.0) > 0.9 and greediest(0.01) < 0.5  # 1/6 is uniform
+
+
 # Errors
 
 
@@ -334,6 +360,8 @@ def test_a_separate_policy_head_is_a_third_head_on_the_core_output(families):
         ({"torso_kwargs": {"width": 2}}, "unknown torso_kwargs.*channels"),
         ({"torso_kwargs": [("layout", "HWC")]}, "torso_kwargs must be a dict"),
         ({"policy_head": "logits"}, "policy_head must be one of advantage, separate, got 'logits'"),
+        ({"policy_init_scale": 0}, "policy_init_scale must be a number > 0.*got 0"),
+        ({"policy_init_scale": True}, "policy_init_scale must be a number > 0.*got True"),
     ],
 )
 def test_build_rejects_bad_arguments(kwargs, match):
