@@ -125,7 +125,6 @@ from sample_factory.train import make_runner
 from sample_factory.utils.utils import experiment_dir, log, str2bool
 
 
-
 def allow_checkpoint_numbers() -> None:
     """Let ``torch.load`` read Sample Factory's checkpoints without unpickling code.
 
@@ -354,7 +353,7 @@ def check_loads(path: str) -> None:
     checkpoint SF cannot read makes it start again from zero frames without stopping."""
     try:
         torch.load(path, map_location="cpu")
-    except Exception as error:  # noqa: BLE001 - any failure to load is this one message
+    except Exception as error:  # any failure to load is this one message
         first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         raise SystemExit(f"cannot resume: {path} does not load ({first}); Sample Factory "
                          "would start the run again from zero frames") from None

@@ -466,6 +466,26 @@ def test_status_reads_each_peer_run_from_its_curve(tmp_path, capsys):
     assert "peer done" in said and "1 peer carried, 1 peer partial, 1 peer new" in said
 
 
+def test_the_report_lists_a_run_with_no_finished_episode_as_behind(tmp_path, capsys):
+    """A run that has trained but finished no episode yet (meta.jsonl empty) is behind at its
+    frames, not an error; a meta.jsonl with a bad line is an error naming the file."""
+    grid_path = write_grid(tmp_path, 1000)
+    grid = load_grid(grid_path)
+    cell = grid.cells()[0]
+    main(["train", "--env", "gym:CartPole-v1", "--seed", "0", "--frames", "1000",
+          "--run-dir", str(cell.folder), "--no-report", "--set", *OVERRIDES])
+    capsys.readouterr()
+    for path in list_checkpoints(cell.folder):
+        path.unlink()  # as a run killed before its first checkpoint
+    (cell.folder / "meta.jsonl").write_text("")
+    main(["benchmark", "report", str(grid_path), "--at", "1000"])
+    report = Path(capsys.readouterr().out.split("report: ", 1)[1].strip()).read_text()
+    assert "gdi on gym:CartPole-v1: seed 0 at 1,000 frames" in report
+    (cell.folder / "meta.jsonl").write_text('{"frames": 1}\nnot json\n{"frames": 2}\n')
+    assert "meta.jsonl:2 is not valid JSON" in one_line_error(
+        ["benchmark", "report", str(grid_path), "--at", "1000"], capsys)
+
+
 def test_a_folder_of_another_run_is_refused_and_left_alone(tmp_path, capsys):
     grid_path = write_grid(tmp_path, 1000)
     grid = load_grid(grid_path)

@@ -45,6 +45,7 @@ from gdi.evaluation.aggregates import (
     curve_band,
     probability_of_improvement,
 )
+from gdi.runtime.run_folder.meta_log import NoEpisodesYet
 
 #: The levels a table reports frames to when the grid names none: these fractions of the way
 #: from random play (or the runs' first episodes) to the lower system's mean score.
@@ -143,7 +144,7 @@ def collect(grid: Grid, at: int) -> tuple[list[System], dict[tuple[str, str], Ga
         frames = state.frames or state.kept_frames
         try:
             curve = read_gdi_curve(state.source, cell.setting.name, cell.env, cell.seed, frames)
-        except ValueError:  # no episode has ended yet (a run just started): behind, not an error
+        except NoEpisodesYet:  # a run just started: behind, not an error (a bad log raises)
             entry.behind.append((cell.seed, frames))
             continue
         (entry.curves.append(curve) if frames >= at and curve.returns.size

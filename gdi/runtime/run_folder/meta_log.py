@@ -13,13 +13,18 @@ from gdi.runtime.components import build_controller
 from gdi.runtime.run_folder.run_dir import read_config
 
 
+class NoEpisodesYet(ValueError):
+    """A run's ``meta.jsonl`` holds no finished episode yet (a run just started)."""
+
+
 def load_meta_rows(run_dir: Path, notes: list[str] | None = None) -> list[dict]:
     """Every row of ``meta.jsonl`` (frames, actor, λ, return, length of a training episode), in
     the order the actors reported them to E. A finished run kept in an archive may hold it
     compressed, as ``meta.jsonl.gz`` (``benchmarks/minatar_ablation.py`` does).
 
     An incomplete last line (a write cut short by a crash, as a resume tolerates it) is left
-    out, and said so in ``notes`` when given; a bad line elsewhere is a ValueError naming it."""
+    out, and said so in ``notes`` when given; a bad line elsewhere is a ValueError naming it;
+    a log with no row yet is :class:`NoEpisodesYet`."""
     path = Path(run_dir) / "meta.jsonl"
     packed = path.with_name(path.name + ".gz")
     if path.is_file():
@@ -42,7 +47,7 @@ def load_meta_rows(run_dir: Path, notes: list[str] | None = None) -> list[dict]:
                     continue
                 raise ValueError(f"{path}:{number} is not valid JSON ({err})") from None
     if not rows:
-        raise ValueError(f"{path} has no finished episodes yet")
+        raise NoEpisodesYet(f"{path} has no finished episodes yet")
     return rows
 
 
