@@ -1,0 +1,52 @@
+"""benchmarks.return_by_frames: the training episodes' mean return per block of frames, for a
+gdi run and a peer's run side by side."""
+
+import json
+
+import pytest
+
+from benchmarks.return_by_frames import main
+
+# (frames, return); the means of each block are exact in binary, so the printed cells are
+# compared as text with the naive means formatted the same way
+GDI_EPISODES = [(40_000, 1.0), (90_000, 3.0), (100_000, 5.0), (180_000, 7.0), (260_000, 2.0)]
+PEER_EPISODES = [(10_000, -1.0), (150_000, 4.0), (199_999, 6.0)]
+
+
+def write_runs(tmp_path):
+    gdi = tmp_path / "gdi"
+    gdi.mkdir()
+    (gdi / "meta.jsonl").write_text("".join(
+        json.dumps({"frames": f, "actor": 0, "lambda": [1.0, 1.0, 0.5], "return": r,
+                    "length": 10}) + "\n" for f, r in reversed(GDI_EPISODES)))
+    peer = tmp_path / "peer"
+    peer.mkdir()
+    (peer / "curve_episodes.csv").write_text("wall_s,frames,return,length_frames\n" + "".join(
+        f"1.0,{f},{r},40\n" for f, r in PEER_EPISODES))
+    return gdi, peer
+
+
+def naive(episodes, low, high):
+    """The mean return of the episodes that ended in [low, high), and how many."""
+    inside = [r for f, r in episodes if low <= f < high]
+    return (sum(inside) / len(inside) if inside else None), len(inside)
+
+
+def test_each_block_is_the_mean_of_the_episodes_that_ended_in_it(tmp_path, capsys):
+    gdi, peer = write_runs(tmp_path)
+    edges = [0, 100_000, 200_000, 300_000]
+    main(["--edges", *map(str, edges), "--run", f"gdi={gdi}", "--run", f"peer={peer}"])
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| ")]
+    assert rows[0] == "| run | 0.00-0.10M | 0.10-0.20M | 0.20-0.30M |"
+    for row, episodes in zip(rows[2:], (GDI_EPISODES, PEER_EPISODES), strict=True):
+        cells = [c.strip() for c in row.strip("|").split("|")][1:]
+        for cell, low, high in zip(cells, edges, edges[1:], strict=False):
+            mean, count = naive(episodes, low, high)
+            assert cell == ("—" if count == 0 else f"{mean:,.2f} ({count})")
+
+
+def test_edges_must_increase(tmp_path, capsys):
+    gdi, _ = write_runs(tmp_path)
+    with pytest.raises(SystemExit):
+        main(["--edges", "0", "5e5", "5e5", "--run", f"gdi={gdi}"])
+    assert "--edges 0 500000 500000: allowed: two or more frame counts" in capsys.readouterr().err
