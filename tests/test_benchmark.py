@@ -466,15 +466,21 @@ def test_status_reads_each_peer_run_from_its_curve(tmp_path, capsys):
     assert "peer done" in said and "1 peer carried, 1 peer partial, 1 peer new" in said
 
 
+def grid_with_first_run_trained(tmp_path, capsys, seed):
+    """A tiny grid of 1,000 frames and its first cell's folder trained by ``gdi train`` (CartPole,
+    ``seed``: the grid's own seed 0, or another run's)."""
+    grid_path = write_grid(tmp_path, 1000)
+    cell = load_grid(grid_path).cells()[0]
+    main(["train", "--env", "gym:CartPole-v1", "--seed", str(seed), "--frames", "1000",
+          "--run-dir", str(cell.folder), "--no-report", "--set", *OVERRIDES])
+    capsys.readouterr()
+    return grid_path, cell
+
+
 def test_the_report_lists_a_run_with_no_finished_episode_as_behind(tmp_path, capsys):
     """A run that has trained but finished no episode yet (meta.jsonl empty) is behind at its
     frames, not an error; a meta.jsonl with a bad line is an error naming the file."""
-    grid_path = write_grid(tmp_path, 1000)
-    grid = load_grid(grid_path)
-    cell = grid.cells()[0]
-    main(["train", "--env", "gym:CartPole-v1", "--seed", "0", "--frames", "1000",
-          "--run-dir", str(cell.folder), "--no-report", "--set", *OVERRIDES])
-    capsys.readouterr()
+    grid_path, cell = grid_with_first_run_trained(tmp_path, capsys, seed=0)
     for path in list_checkpoints(cell.folder):
         path.unlink()  # as a run killed before its first checkpoint
     (cell.folder / "meta.jsonl").write_text("")
@@ -487,12 +493,7 @@ def test_the_report_lists_a_run_with_no_finished_episode_as_behind(tmp_path, cap
 
 
 def test_a_folder_of_another_run_is_refused_and_left_alone(tmp_path, capsys):
-    grid_path = write_grid(tmp_path, 1000)
-    grid = load_grid(grid_path)
-    cell = grid.cells()[0]
-    main(["train", "--env", "gym:CartPole-v1", "--seed", "7", "--frames", "1000",
-          "--run-dir", str(cell.folder), "--no-report", "--set", *OVERRIDES])
-    capsys.readouterr()
+    grid_path, cell = grid_with_first_run_trained(tmp_path, capsys, seed=7)
     err = one_line_error(["benchmark", "run", str(grid_path)], capsys)
     assert str(cell.folder) in err and "seed (7 there, 0 in the grid)" in err
     assert (cell.folder / "config.json").is_file()
