@@ -107,6 +107,7 @@ import csv
 import glob
 import json
 import os
+import re
 import shutil
 import signal
 import sys
@@ -125,7 +126,7 @@ from sample_factory.train import make_runner
 from sample_factory.utils.utils import experiment_dir, log, str2bool
 
 
-def allow_checkpoint_numbers() -> None:
+def allow_numpy_scalars_in_checkpoints() -> None:
     """Let ``torch.load`` read Sample Factory's checkpoints without unpickling code.
 
     SF 2.1.1 saves ``best_performance`` as a NumPy float and loads with ``torch.load``'s
@@ -133,12 +134,12 @@ def allow_checkpoint_numbers() -> None:
     fails three times and SF *starts the run again from zero frames*, saying so only in its
     log. Allowing the scalar and its dtype (data, not code) keeps ``weights_only`` loading.
     Called at import: SF's learner is a spawned process, which imports this script again."""
-    from numpy.core.multiarray import scalar
+    from numpy.core.multiarray import scalar  # its home under the venv's numpy < 2
 
     torch.serialization.add_safe_globals([scalar, np.dtype, type(np.dtype(np.float64))])
 
 
-allow_checkpoint_numbers()
+allow_numpy_scalars_in_checkpoints()
 
 #: When this process started: the clock of --minutes and of the curve's wall_s.
 START = psutil.Process().create_time()
@@ -348,14 +349,18 @@ def newest_checkpoint(folder: str) -> str | None:
     return found[-1] if found else None
 
 
-def check_loads(path: str) -> None:
+def refuse_unloadable_checkpoint(path: str) -> None:
     """Exit with one line unless ``path`` loads as SF's learner loads it (weights only): a
     checkpoint SF cannot read makes it start again from zero frames without stopping."""
     try:
         torch.load(path, map_location="cpu")
     except Exception as error:  # any failure to load is this one message
-        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-        raise SystemExit(f"cannot resume: {path} does not load ({first}); Sample Factory "
+        # torch's first line is a generic warning in terminal colours; the cause is the line
+        # naming the global it refused, when there is one
+        lines = [re.sub(r"\x1b\[[0-9;]*m", "", line).strip() for line in str(error).splitlines()]
+        lines = [line for line in lines if line] or [type(error).__name__]
+        cause = next((line for line in lines if "Unsupported global" in line), lines[0])
+        raise SystemExit(f"cannot resume: {path} does not load ({cause}); Sample Factory "
                          "would start the run again from zero frames") from None
 
 
@@ -514,7 +519,7 @@ def main(argv: list[str]) -> int:
     if mine.resume and mine.records is not None:
         restore_experiment(mine.records, experiment)
     if mine.resume and (own := newest_checkpoint(experiment)) is not None:
-        check_loads(own)
+        refuse_unloadable_checkpoint(own)
         trim_curves(experiment, checkpoint_frames(own))
 
     cfg, runner = make_runner(cfg)  # on --resume: the saved config, with this command's args

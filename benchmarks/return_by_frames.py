@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks.lever_screen import parse_run
+from gdi.analysis.e_headroom import bin_means
 from gdi.benchmark.curves import read_gdi_curve, read_peer_curve
 
 
@@ -38,16 +39,13 @@ def block_means(frames: np.ndarray, returns: np.ndarray, edges: Sequence[float]
                 ) -> list[tuple[float, int]]:
     """Per block [edges[i], edges[i + 1]): the mean return of the episodes that ended in it
     (NaN where none) and how many there were."""
-    found = []
-    for low, high in pairwise(edges):
-        inside = (frames >= low) & (frames < high)
-        found.append((float(returns[inside].mean()) if inside.any() else float("nan"),
-                      int(inside.sum())))
-    return found
+    inside = (frames >= edges[0]) & (frames < edges[-1])  # bin_means puts the rest in end bins
+    means, counts = bin_means(frames[inside], returns[inside], np.asarray(edges, dtype=float))
+    return [(float(m), int(n)) for m, n in zip(means, counts, strict=True)]
 
 
 def table(runs: Sequence[tuple[str, Path]], edges: Sequence[float]) -> str:
-    head = " | ".join(f"{a / 1e6:.2f}-{b / 1e6:.2f}M" for a, b in pairwise(edges))
+    head = " | ".join(f"{a / 1e6:g}-{b / 1e6:g}M" for a, b in pairwise(edges))
     lines = [f"| run | {head} |", "| --- |" + " ---: |" * (len(edges) - 1)]
     for name, run in runs:
         cells = ["—" if n == 0 else f"{mean:,.2f} ({n})"

@@ -15,10 +15,14 @@ from typing import Any
 def positive(obj: Any, *names: str) -> None:
     """Each field ``names`` of ``obj`` is a finite number > 0."""
     for name in names:
-        value = getattr(obj, name)
-        if isinstance(value, bool) or not (isinstance(value, int | float) and value > 0
-                                           and math.isfinite(value)):
-            raise ValueError(f"{name} must be a positive number, got {value!r}")
+        positive_number(name, getattr(obj, name))
+
+
+def positive_number(name: str, value: Any) -> None:
+    """``value`` (of the field or argument ``name``) is a finite number > 0."""
+    if isinstance(value, bool) or not (isinstance(value, int | float) and value > 0
+                                       and math.isfinite(value)):
+        raise ValueError(f"{name} must be a positive number, got {value!r}")
 
 
 def non_negative(obj: Any, *names: str) -> None:

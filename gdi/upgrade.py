@@ -64,9 +64,10 @@ def derived_labels(saved: typing.Mapping[str, Any]) -> dict[str, str]:
 #: Config fields added after run folders were first written, each with the value that gives
 #: the behaviour runs had before the field existed (checkpoint_every_frames: today's default;
 #: before it, only checkpoint_every_s bounded the work a crash loses). Only these are filled in
-#: when a config.json lacks them (they say where and how a run runs, never what it learns, but
-#: for torso_init, whose fill-in is what runs before it did); any other missing field is an
-#: error. Filled in by ``todays_config_fields``.
+#: when a config.json lacks them, each at what runs before it did (most say where and how a
+#: run runs; those that change what it learns, from torso_init to policy_init_scale, are filled
+#: with the behaviour the run had); any other missing field is an error. Filled in by
+#: ``todays_config_fields``.
 FIELDS_ADDED_LATER = {
     "ray_address": "",
     "ray_cpus_per_actor": 1.0,

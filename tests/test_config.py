@@ -31,6 +31,7 @@ def test_every_field_has_a_docstring():
         ({"seq_stride": 100, "seq_len": 80}, "seq_stride"),
         ({"min_replay": 10}, "min_replay"),
         ({"learning_rate": -1.0}, "learning_rate"),
+        ({"policy_init_scale": 0.0}, "policy_init_scale must be a positive number, got 0.0"),
         ({"frames": 0}, "frames"),
         ({"replay_capacity": 100}, "replay_capacity"),
         ({"learner_device": "tpu"}, "learner_device"),

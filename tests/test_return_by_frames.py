@@ -2,6 +2,7 @@
 gdi run and a peer's run side by side."""
 
 import json
+from itertools import pairwise
 
 import pytest
 
@@ -9,7 +10,8 @@ from benchmarks.return_by_frames import main
 
 # (frames, return); the means of each block are exact in binary, so the printed cells are
 # compared as text with the naive means formatted the same way
-GDI_EPISODES = [(40_000, 1.0), (90_000, 3.0), (100_000, 5.0), (180_000, 7.0), (260_000, 2.0)]
+GDI_EPISODES = [(40_000, 1.0), (90_000, 3.0), (100_000, 5.0), (180_000, 7.0), (260_000, 2.0),
+                (300_000, 9.0)]  # the last ends past the blocks: in none
 PEER_EPISODES = [(10_000, -1.0), (150_000, 4.0), (199_999, 6.0)]
 
 
@@ -37,10 +39,10 @@ def test_each_block_is_the_mean_of_the_episodes_that_ended_in_it(tmp_path, capsy
     edges = [0, 100_000, 200_000, 300_000]
     main(["--edges", *map(str, edges), "--run", f"gdi={gdi}", "--run", f"peer={peer}"])
     rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| ")]
-    assert rows[0] == "| run | 0.00-0.10M | 0.10-0.20M | 0.20-0.30M |"
+    assert rows[0] == "| run | 0-0.1M | 0.1-0.2M | 0.2-0.3M |"
     for row, episodes in zip(rows[2:], (GDI_EPISODES, PEER_EPISODES), strict=True):
         cells = [c.strip() for c in row.strip("|").split("|")][1:]
-        for cell, low, high in zip(cells, edges, edges[1:], strict=False):
+        for cell, (low, high) in zip(cells, pairwise(edges), strict=True):
             mean, count = naive(episodes, low, high)
             assert cell == ("—" if count == 0 else f"{mean:,.2f} ({count})")
 

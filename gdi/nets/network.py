@@ -51,6 +51,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from gdi.checks import positive_number
 from gdi.nets.core import check_core, make_core
 from gdi.nets.dynamics import ForwardDynamicsHead, InverseDynamicsHead
 from gdi.nets.normalization import INPUT_NORMS, VALUE_NORMS, RunningInputNorm, RunningValueNorm
@@ -441,10 +442,7 @@ def build(
     if value_norm not in VALUE_NORMS:
         raise ValueError(f"value_norm must be one of {', '.join(VALUE_NORMS)}, got "
                          f"{value_norm!r}")
-    if (isinstance(policy_init_scale, bool) or not isinstance(policy_init_scale, int | float)
-            or not 0 < policy_init_scale < float("inf")):
-        raise ValueError(f"policy_init_scale must be a number > 0 (1: PyTorch's default "
-                         f"initialization of the policy head), got {policy_init_scale!r}")
+    positive_number("policy_init_scale", policy_init_scale)
     if torso_kwargs is not None and not isinstance(torso_kwargs, dict):
         raise ValueError(f"torso_kwargs must be a dict or None, got {type(torso_kwargs).__name__}")
     return GDINetwork(

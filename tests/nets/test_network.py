@@ -360,8 +360,8 @@ def test_policy_init_scale_multiplies_the_policy_heads_initial_output_layer(head
         ({"torso_kwargs": {"width": 2}}, "unknown torso_kwargs.*channels"),
         ({"torso_kwargs": [("layout", "HWC")]}, "torso_kwargs must be a dict"),
         ({"policy_head": "logits"}, "policy_head must be one of advantage, separate, got 'logits'"),
-        ({"policy_init_scale": 0}, "policy_init_scale must be a number > 0.*got 0"),
-        ({"policy_init_scale": True}, "policy_init_scale must be a number > 0.*got True"),
+        ({"policy_init_scale": 0}, "policy_init_scale must be a positive number, got 0"),
+        ({"policy_init_scale": True}, "policy_init_scale must be a positive number, got True"),
     ],
 )
 def test_build_rejects_bad_arguments(kwargs, match):
