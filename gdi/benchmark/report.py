@@ -147,7 +147,7 @@ def collect(grid: Grid, at: int) -> tuple[list[System], dict[tuple[str, str], Ga
         except NoEpisodesYet:  # a run just started: behind, not an error (a bad log raises)
             entry.behind.append((cell.seed, frames))
             continue
-        (entry.curves.append(curve) if frames >= at and curve.returns.size
+        (entry.curves.append(curve) if frames >= at
          else entry.behind.append((cell.seed, frames)))
     for peer in grid.peers:
         for env in grid.envs:
