@@ -187,6 +187,22 @@ def test_scores_read_as_a_reader_takes_them_in():
         ["13,670", "27.92", "-17.94", "-2,500", "999.99"]
 
 
+def test_the_figure_legend_names_only_systems_drawn_and_keeps_each_ones_colour():
+    """A peer with no curve in any panel is left out of the legend, and the systems after it
+    keep the colour of their place in the grid (C0, C1, ...), as in every other figure."""
+    from gdi.benchmark.report import GameRuns, System, drawn_systems
+
+    systems = [System("a", "a", False), System("APPO", "APPO", True), System("b", "b", False)]
+    one = [curve([100, 200], [1, 2])]
+    runs = {("a", "e1"): GameRuns(one, [], []), ("a", "e2"): GameRuns([], [], [0]),
+            ("APPO", "e1"): GameRuns([], [], [0]), ("APPO", "e2"): GameRuns([], [], [0]),
+            ("b", "e1"): GameRuns([], [], [0]), ("b", "e2"): GameRuns(one, [], [])}
+    assert drawn_systems(systems, runs, ["e1", "e2"]) == [0, 2]
+    assert drawn_systems(systems, runs, ["e1"]) == [0]
+    runs[("APPO", "e2")] = GameRuns(one, [], [])
+    assert drawn_systems(systems, runs, ["e1", "e2"]) == [0, 1, 2]
+
+
 def test_frames_to_a_level_and_the_area_by_hand():
     # Returns 0, 10, 20 ending at 100, 200, 300 frames; a window of 2: means 0, 5, 15.
     c = curve([100, 200, 300], [0, 10, 20])

@@ -268,6 +268,11 @@ def aggregates(systems: list[System], stats: dict, envs, reps: int) -> list[str]
     return lines
 
 
+def drawn_systems(systems: list[System], runs: dict, envs: list[str]) -> list[int]:
+    """The indices of the systems with a curve in at least one of ``envs``."""
+    return [k for k, s in enumerate(systems) if any(runs[(s.name, env)].curves for env in envs)]
+
+
 def figure(grid: Grid, systems: list[System], runs: dict, at: int, path: Path) -> Path | None:
     import matplotlib
 
@@ -280,7 +285,10 @@ def figure(grid: Grid, systems: list[System], runs: dict, at: int, path: Path) -
     cols = min(5, len(envs))
     rows = -(-len(envs) // cols)
     width = 60 * cols  # characters of 7 pt a line of the figure's width holds
-    labels = [textwrap.fill(s.label, width) for s in systems]
+    # Colours follow the grid's order of systems, so a system keeps its colour in every
+    # figure; the legend names only those drawn (a peer with no run yet is left out).
+    drawn = drawn_systems(systems, runs, envs)
+    labels = [textwrap.fill(systems[k].label, width) for k in drawn]
     title = textwrap.fill(f"Training return (mean of the last {grid.window} episodes), mean over "
                           "seeds and 95 % band (dashed: one seed; dotted: random play)",
                           int(width * 0.75))
@@ -315,7 +323,7 @@ def figure(grid: Grid, systems: list[System], runs: dict, at: int, path: Path) -
         ax.set_xlabel(f"frames ({unit_name})", fontsize=7)
     for ax in list(axes.flat)[len(envs):]:
         ax.axis("off")
-    handles = [plt.Line2D([], [], color=f"C{k}", lw=2) for k in range(len(systems))]
+    handles = [plt.Line2D([], [], color=f"C{k}", lw=2) for k in drawn]
     fig.legend(handles, labels, loc="lower center", ncol=1, fontsize=7, frameon=False)
     fig.suptitle(title, fontsize=9)
     fig.tight_layout(rect=(0, legend_in / height, 1, 1))  # it makes room for the suptitle
