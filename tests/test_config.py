@@ -183,6 +183,17 @@ def test_the_ale_cpu_scale_takes_the_head_with_standardized_inputs_advantages_an
     assert before.entropy_floor == 0.0 and before.learning == "policy-head-ale"
 
 
+def test_the_scaled_head_is_policy_head_ale_with_value_norm_and_a_near_zero_policy_layer():
+    # The two levers of the ten-game screens (docs/atari10-screens.md), and nothing else.
+    ale = resolve_config("gdi-i3", "ale:Breakout", scale="ale-cpu", learning="policy-head-ale")
+    scaled = resolve_config("gdi-i3", "ale:Breakout", scale="ale-cpu",
+                            learning="policy-head-ale-scaled")
+    changed = {k for k, v in scaled.to_dict().items() if ale.to_dict()[k] != v}
+    assert changed == {"learning", "value_norm", "policy_init_scale"}
+    assert (scaled.value_norm, scaled.policy_init_scale) == ("running", 0.01)
+    assert (ale.value_norm, ale.policy_init_scale) == ("none", 1.0)
+
+
 def test_scales_belong_to_one_kind_and_are_recorded():
     with pytest.raises(ValueError, match="scale 'ale-cpu' is for ale: environments, not "
                                          "'minatar:breakout'; allowed for minatar: minatar"):
@@ -300,7 +311,8 @@ def test_a_named_learning_sets_its_fields_over_the_scale_and_the_preset(capsys):
     assert resolve_config("gdi-i3", "minatar:breakout", learning="policy-head",
                           entropy_scale=0.0).entropy_scale == 0.0
     with pytest.raises(ValueError, match=r"learning: unknown value 'ppo'; allowed: paper, "
-                                         r"policy-head, policy-head-ale"):
+                                         r"policy-head, policy-head-ale, "
+                                         r"policy-head-ale-scaled$"):
         resolve_config("gdi-i3", "minatar:breakout", learning="ppo")
     # The label is chosen by --learning only: a --set of it would rename the config.
     with pytest.raises(ValueError, match=r"--set learning: names what the config was resolved "

@@ -62,6 +62,20 @@ LEARNINGS["policy-head-ale"] = {
     "entropy_floor": 0.5,
 }
 
+#: ``policy-head-ale`` with two levers of the ten-game screens (docs/atari10-screens.md), both
+#: about scale, neither in the paper.
+LEARNINGS["policy-head-ale-scaled"] = {
+    **LEARNINGS["policy-head-ale"],
+    # V and A in units of the returns' running mean and deviation (Sample Factory's
+    # normalize_returns). Battle Zone, two seeds: 13,795 at 1M frames against 6,950 (APPO
+    # 14,730); on Road Runner no change.
+    "value_norm": "running",
+    # L's output layer started 100 times smaller, so π_λ starts uniform at E's inverse
+    # temperatures of up to 50 (PPO's policy layer starts at gain 0.01). Double Dunk and Space
+    # Invaders left their below-random first 1M frames.
+    "policy_init_scale": 0.01,
+}
+
 #: What each learning is, for ``gdi presets`` and ``gdi config``.
 LEARNING_NOTES: dict[str, str] = {
     PAPER: "the paper's T: π_λ = softmax(A/τ) reads the Q-advantage head A; no entropy term, "
@@ -74,6 +88,10 @@ LEARNING_NOTES: dict[str, str] = {
                        "statistics and the policy gradient's advantages standardized per batch "
                        "(Sample Factory's Atari APPO does both), and a floor of 0.5 nats on "
                        "π_λ's entropy (its collapses stalled Breakout at 10-13); not in the paper",
+    "policy-head-ale-scaled": "policy-head-ale with V and A in units of the returns' running "
+                              "statistics (Sample Factory's normalize_returns) and the policy "
+                              "head's output layer started at 0.01 of its scale (π_λ starts "
+                              "uniform, as PPO's); not in the paper",
 }
 
 #: The learning each scale takes when none is named. The paper's everywhere the evidence has
