@@ -663,6 +663,9 @@ def benchmark_run(
     parallel: int | None = None,
     ray_address: str | None = None,
     cpus_per_run: float = 2.0,
+    setting: tuple[str, ...] = (),
+    env: tuple[str, ...] = (),
+    seed: tuple[int, ...] = (),
 ) -> int:
     """Run a benchmark grid (a TOML file: environments × seeds × settings; docs/benchmark-grids.md):
     every run that is not done, as `gdi train` into its folder: new runs start, checkpointed
@@ -679,11 +682,14 @@ def benchmark_run(
         ray_address: Run each as a task on this Ray cluster instead (`local` starts one on
             this machine); the run folders must be on storage every node sees.
         cpus_per_run: With --ray-address, the CPUs Ray reserves for each run.
+        setting: Only these settings' runs (default: every setting of the grid).
+        env: Only these environments' runs, as the grid spells them (default: all).
+        seed: Only these seeds' runs (default: all).
     """
     from gdi.benchmark.grid import load_grid
     from gdi.benchmark.queue import run_local, run_ray
 
-    chosen = load_grid(grid)
+    chosen = load_grid(grid).select(setting, env, seed)
     if parallel is not None and parallel < 1:
         raise ValueError(f"--parallel {parallel}: allowed: at least 1")
     if cpus_per_run <= 0:
@@ -693,7 +699,8 @@ def benchmark_run(
     else:
         result = run_local(chosen, parallel or chosen.parallel, print)
     total = len(chosen.cells())
-    print(f"{grid}: {len(result.done_before) + len(result.finished)} of {total} runs done"
+    part = " chosen" if setting or env or seed else ""
+    print(f"{grid}: {len(result.done_before) + len(result.finished)} of {total}{part} runs done"
           + (f", {len(result.failed)} failed" if result.failed else "")
           + (f", {len(result.stopped)} stopped with a checkpoint" if result.stopped else "")
           + (f", {len(result.elsewhere)} running in other processes" if result.elsewhere

@@ -74,6 +74,27 @@ def test_a_grid_lists_every_run_with_its_own_folder(tmp_path):
         "gym-Acrobot-v1-1"
 
 
+def test_a_run_of_part_of_the_grid_runs_those_cells_alone(tmp_path, capsys):
+    path = write_grid(tmp_path, 1000)
+    grid = load_grid(path)
+    part = grid.select(envs=["gym:Acrobot-v1"], seeds=[1])
+    assert [(c.setting.name, c.env, c.seed) for c in part.cells()] == [
+        ("gdi", "gym:Acrobot-v1", 1)]
+    assert part.select() == part and grid.select(settings=["gdi"]).cells() == grid.cells()
+    capsys.readouterr()
+    main(["benchmark", "run", str(path), "--env", "gym:Acrobot-v1", "--seed", "1"])
+    assert "1 of 1 chosen runs done" in capsys.readouterr().out
+    states = {(c.env, c.seed): cell_state(c, grid).state for c in grid.cells()}
+    assert states == {("gym:CartPole-v1", 0): NEW, ("gym:CartPole-v1", 1): NEW,
+                      ("gym:Acrobot-v1", 0): NEW, ("gym:Acrobot-v1", 1): DONE}
+    for option, value, allowed in (("--setting", "gdi-scaled", "allowed: gdi"),
+                                   ("--env", "ale:Pong", "allowed: gym:CartPole-v1, "
+                                                         "gym:Acrobot-v1"),
+                                   ("--seed", "7", "allowed: 0, 1")):
+        said = one_line_error(["benchmark", "run", str(path), option, value], capsys)
+        assert f"{option} {value}: not in the grid tiny.toml; {allowed}" in said
+
+
 def test_rom_ids_are_ale_pys():
     assert rom_id("BattleZone") == "battle_zone"
     assert rom_id("Qbert") == "qbert"

@@ -51,7 +51,7 @@ import os
 import re
 import tomllib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 #: Keys each table of the file may hold, with what each must be.
@@ -163,6 +163,25 @@ class Grid:
 
         return [Cell(s, env, seed, place(s.folder, s, env, seed), place(s.records, s, env, seed))
                 for s in self.settings for env in self.envs for seed in self.seeds]
+
+    def select(self, settings: Sequence[str] = (), envs: Sequence[str] = (),
+               seeds: Sequence[int] = ()) -> Grid:
+        """The grid cut down to the named settings, environments and seeds (each part whole
+        where none is named): the runs ``gdi benchmark run --setting S --env E --seed N``
+        runs, in the grid's order. A name the grid does not have is an error naming what it
+        has."""
+        for option, chosen, allowed in (("--setting", settings, [s.name for s in self.settings]),
+                                        ("--env", envs, list(self.envs)),
+                                        ("--seed", seeds, list(self.seeds))):
+            for name in chosen:
+                if name not in allowed:
+                    raise ValueError(f"{option} {name}: not in the grid {self.path.name}; "
+                                     f"allowed: {', '.join(str(a) for a in allowed)}")
+        return replace(
+            self,
+            settings=tuple(s for s in self.settings if not settings or s.name in settings),
+            envs=tuple(e for e in self.envs if not envs or e in envs),
+            seeds=tuple(n for n in self.seeds if not seeds or n in seeds))
 
     def peer_folder(self, peer: Peer, env: str, seed: int) -> Path:
         return peer.folder_of(env, seed, self.out, self.path.parent)
