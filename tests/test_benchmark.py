@@ -155,7 +155,7 @@ def test_a_settings_label_names_the_scale_and_learning_its_runs_ran_with(tmp_pat
     assert "- **head (gdi-i3, scale gym on gym:CartPole-v1, minatar on minatar:breakout, ale on "\
         "ale:Breakout, learning policy-head, seq_len=8)**" in lines
     # A run's own config.json names it (here its kept records: a run made at the ale-cpu
-    # scale, whose default learning is policy-head-ale), wherever the grid is silent.
+    # scale, whose default learning is policy-head-ale-scaled), wherever the grid is silent.
     records = next(c.records for c in grid.cells() if c.setting.name == "head"
                    and c.env == "ale:Breakout")
     records.mkdir(parents=True)
@@ -168,7 +168,7 @@ def test_a_settings_label_names_the_scale_and_learning_its_runs_ran_with(tmp_pat
     atari = tmp_path / "atari.toml"
     atari.write_text("frames = 1000\nseeds = [0]\nenvs = ['ale:Breakout', 'ale:Boxing']\n"
                      "[settings.cpu]\npreset = 'gdi-i3'\nscale = 'ale-cpu'\n")
-    assert "- **cpu (gdi-i3, scale ale-cpu, learning policy-head-ale)**" in \
+    assert "- **cpu (gdi-i3, scale ale-cpu, learning policy-head-ale-scaled)**" in \
         write_grid_report(load_grid(atari)).lines
     # A scale that is not for an environment's kind is one line naming it and what is allowed.
     atari.write_text("frames = 1000\nseeds = [0]\nenvs = ['gym:CartPole-v1']\n"

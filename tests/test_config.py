@@ -147,7 +147,7 @@ def test_presets_fix_the_algorithm_and_scale_with_the_env():
 @pytest.mark.parametrize("preset", sorted(PRESETS))
 def test_the_ale_cpu_scale_changes_scale_knobs_only(preset):
     paper = resolve_config(preset, "ale:Breakout").to_dict()
-    # ale-cpu's default learning is policy-head-ale (the next test); the paper's T named.
+    # ale-cpu's default learning is policy-head-ale-scaled (the next test); the paper's T named.
     small = resolve_config(preset, "ale:Breakout", scale="ale-cpu", learning="paper").to_dict()
     changed = {k for k in paper if paper[k] != small[k]}
     # The algorithm (Λ, P_Λ, E, T, the replay ratio, γ, the optimizer) and the preprocessing
@@ -163,24 +163,31 @@ def test_the_ale_cpu_scale_changes_scale_knobs_only(preset):
         assert small[key] == paper[key], key
 
 
-def test_the_ale_cpu_scale_takes_the_head_with_standardized_inputs_advantages_and_a_floor():
-    # The evidence of docs/learning-per-frame.md: on ale-cpu the paper's T plays at random on
-    # Boxing and needs three times the frames on Breakout. The paper's own scale and MinAtar
+def test_the_ale_cpu_scale_takes_the_head_with_standardized_inputs_advantages_and_values():
+    # The evidence of docs/learning-per-frame.md and docs/atari10-screens.md: on ale-cpu the
+    # paper's T plays at random on Boxing and needs three times the frames on Breakout, and
+    # policy-head-ale had half APPO's Battle Zone at 1M frames. The paper's own scale and MinAtar
     # keep the paper's T; --learning paper still names it on ale-cpu.
     default = resolve_config("gdi-i3", "ale:Breakout", scale="ale-cpu")
     head = resolve_config("gdi-i3", "ale:Breakout", scale="ale-cpu", learning="policy-head")
     assert (default.learning, default.input_norm, default.pg_advantage_norm,
-            default.entropy_floor) == ("policy-head-ale", "running", "standardize", 0.5)
+            default.entropy_floor, default.value_norm, default.policy_init_scale) == (
+        "policy-head-ale-scaled", "running", "standardize", 0.5, "running", 0.01)
     changed = {k for k, v in default.to_dict().items() if head.to_dict()[k] != v}
-    assert changed == {"learning", "input_norm", "pg_advantage_norm", "entropy_floor"}
+    assert changed == {"learning", "input_norm", "pg_advantage_norm", "entropy_floor",
+                       "value_norm", "policy_init_scale"}
     assert resolve_config("gdi-i3", "ale:Breakout").learning == "paper"
     assert resolve_config("gdi-i3", "minatar:breakout").learning == "paper"
     paper = resolve_config("gdi-i3", "ale:Breakout", scale="ale-cpu", learning="paper")
     assert (paper.policy_head, paper.input_norm, paper.pg_advantage_norm,
-            paper.entropy_floor) == ("advantage", "none", "none", 0.0)
-    # The default before the floor (the runs of 2026-11-29) is one --set away.
-    before = resolve_config("gdi-i3", "ale:Breakout", scale="ale-cpu", entropy_floor=0.0)
-    assert before.entropy_floor == 0.0 and before.learning == "policy-head-ale"
+            paper.entropy_floor, paper.value_norm, paper.policy_init_scale) == (
+        "advantage", "none", "none", 0.0, "none", 1.0)
+    # The default before the floor (the runs of 2026-11-29) is one --set away from the
+    # default before the screens (the atari10 grid's `gdi` setting), itself one --learning away.
+    before = resolve_config("gdi-i3", "ale:Breakout", scale="ale-cpu",
+                            learning="policy-head-ale", entropy_floor=0.0)
+    assert (before.entropy_floor, before.value_norm, before.policy_init_scale) == (0.0, "none",
+                                                                                   1.0)
 
 
 def test_the_scaled_head_is_policy_head_ale_with_value_norm_and_a_near_zero_policy_layer():

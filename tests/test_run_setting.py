@@ -14,13 +14,16 @@ def saved(config, **extra):
 
 
 def ale_cpu(*sets, **fields):
+    """An ale-cpu config of the atari10 grid's ``gdi`` setting (``policy-head-ale``, named: the
+    scale's default was that until the ten-game screens), with ``sets`` applied."""
+    fields.setdefault("learning", "policy-head-ale")
     return apply_overrides(resolve_config("gdi-i3", "ale:Breakout", "ale-cpu", **fields), sets)
 
 
 def test_a_run_as_resolved_is_its_names_and_nothing_changed():
     setting = run_setting(saved(ale_cpu()))
     assert (setting.preset, setting.scale, setting.learning, setting.protocol) == (
-        "gdi-i3", "ale-cpu", "policy-head-ale", "paper")  # ale-cpu's default learning
+        "gdi-i3", "ale-cpu", "policy-head-ale", "paper")
     assert setting.frames == 6_000_000 and setting.changes == ()
     assert setting.label() == "gdi-i3 · ale-cpu · policy-head-ale"
     assert setting.differences() == "—"

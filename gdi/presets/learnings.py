@@ -11,8 +11,12 @@ no auxiliary losses: the Q loss keeps A (Q = Ā + V, Retrace), E keeps its λ, a
 rate is the scale's (the paper's 5e-4 on the ALE and MinAtar). ``policy-head-ale`` adds
 Sample Factory's standardized inputs (APPO's frames to 5 on Breakout, Boxing out of random
 play), its advantages standardized per batch (APPO's frames to 10) and a floor on π_λ's
-entropy (no stalls short of 15), and is the ``ale-cpu`` scale's default; on MinAtar the inputs
-end lower, so ``policy-head`` stays without them.
+entropy (no stalls short of 15); on MinAtar the inputs end lower, so ``policy-head`` stays
+without them. ``policy-head-ale-scaled``, the ``ale-cpu`` scale's default, adds value heads read
+in the returns' running units and a policy head started near zero (Battle Zone at APPO's
+return at 1M frames where ``policy-head-ale`` had half of it, two seeds; Double Dunk's and Space
+Invaders' below-random starts shortened or gone, one seed each; Breakout's pace kept, five
+seeds; docs/atari10-screens.md).
 None of it is in the paper; each choice and its evidence is in docs/paper-choices.md.
 """
 
@@ -71,8 +75,8 @@ LEARNINGS["policy-head-ale-scaled"] = {
     # 14,730); on Road Runner no change.
     "value_norm": "running",
     # L's output layer started 100 times smaller, so π_λ starts uniform at E's inverse
-    # temperatures of up to 50 (PPO's policy layer starts at gain 0.01). Double Dunk and Space
-    # Invaders left their below-random first 1M frames.
+    # temperatures of up to 50 (PPO's policy layer starts at gain 0.01). Double Dunk's
+    # below-random start shortened to 0.25M frames, Space Invaders' gone (one seed each).
     "policy_init_scale": 0.01,
 }
 
@@ -97,8 +101,9 @@ LEARNING_NOTES: dict[str, str] = {
 #: The learning each scale takes when none is named. The paper's everywhere the evidence has
 #: not said otherwise: the ``ale`` scale is the paper's table, and on MinAtar the head is level
 #: with the paper's T, not above it. On ``ale-cpu`` the paper's T plays at random on Boxing and
-#: needs three times the head's frames on Breakout (docs/learning-per-frame.md).
-DEFAULT_LEARNINGS: dict[str, str] = {"ale-cpu": "policy-head-ale"}
+#: needs three times the head's frames on Breakout (docs/learning-per-frame.md);
+#: ``policy-head-ale`` was its default until the ten-game screens (docs/atari10-screens.md).
+DEFAULT_LEARNINGS: dict[str, str] = {"ale-cpu": "policy-head-ale-scaled"}
 
 
 def learning_for(scale: str, learning: str | None = None) -> str:

@@ -155,7 +155,7 @@ SCALE_NOTES = {
     "ale-cpu": "the paper's Atari preset and preprocessing on a 2-core CPU: DQN's torso, "
                "one actor of 16 environments, a learner of 2 threads, batch 16 of 10 + 20 steps "
                "(docs/paper-choices.md, \"the ale-cpu scale\"); T is --learning "
-               "policy-head-ale unless named",
+               "policy-head-ale-scaled unless named",
 }
 
 DEFAULT_FRAMES = {"ale": 200_000_000, "minatar": 1_000_000, "gym": 1_000_000,
