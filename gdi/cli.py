@@ -706,7 +706,9 @@ def benchmark_run(
           + (f", {len(result.elsewhere)} running in other processes" if result.elsewhere
              else ""))
     if result.signal is not None:
-        print(f"stopped: continue with gdi benchmark run {grid}")
+        chosen_part = "".join(f" --{option} {' '.join(map(str, names))}" for option, names in
+                              (("setting", setting), ("env", env), ("seed", seed)) if names)
+        print(f"stopped: continue with gdi benchmark run {grid}{chosen_part}")
         return 128 + int(result.signal)
     return EXIT_FAILED if result.failed else 0
 
