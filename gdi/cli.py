@@ -699,16 +699,17 @@ def benchmark_run(
     else:
         result = run_local(chosen, parallel or chosen.parallel, print)
     total = len(chosen.cells())
-    part = " chosen" if setting or env or seed else ""
+    # The part of the grid named on the command line, as options to run it again.
+    options = "".join(f" --{option} {' '.join(map(str, names))}" for option, names in
+                      (("setting", setting), ("env", env), ("seed", seed)) if names)
+    part = " chosen" if options else ""
     print(f"{grid}: {len(result.done_before) + len(result.finished)} of {total}{part} runs done"
           + (f", {len(result.failed)} failed" if result.failed else "")
           + (f", {len(result.stopped)} stopped with a checkpoint" if result.stopped else "")
           + (f", {len(result.elsewhere)} running in other processes" if result.elsewhere
              else ""))
     if result.signal is not None:
-        chosen_part = "".join(f" --{option} {' '.join(map(str, names))}" for option, names in
-                              (("setting", setting), ("env", env), ("seed", seed)) if names)
-        print(f"stopped: continue with gdi benchmark run {grid}{chosen_part}")
+        print(f"stopped: continue with gdi benchmark run {grid}{options}")
         return 128 + int(result.signal)
     return EXIT_FAILED if result.failed else 0
 
