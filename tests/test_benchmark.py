@@ -224,6 +224,51 @@ def test_the_figure_legend_names_only_systems_drawn_and_keeps_each_ones_colour()
     assert drawn_systems(systems, runs, ["e1", "e2"]) == [0, 1, 2]
 
 
+def test_each_setting_meets_each_peer_on_the_games_both_have_run():
+    """A setting with runs on fewer games does not take the aggregates of another setting
+    against the peer down with it: each pair is aggregated on the games both have runs of,
+    and a pair with none says so."""
+    from scipy.stats import trim_mean
+
+    from gdi.benchmark.report import GameStats, System, aggregates, comparison_groups, interval
+
+    def stats(scores):
+        scores = [float(v) for v in scores]
+        return GameStats(len(scores), interval(scores), interval(scores), interval(scores),
+                         scores, [v / 100 for v in scores], [])
+
+    envs = ["ale:Breakout", "ale:Boxing", "ale:Qbert"]
+    systems = [System("old", "old", False), System("new", "new", False),
+               System("late", "late", False), System("APPO", "APPO", True)]
+    table = {("old", "ale:Breakout"): stats([20, 22]), ("old", "ale:Boxing"): stats([60, 70]),
+             ("new", "ale:Breakout"): stats([30, 34]),
+             ("APPO", "ale:Breakout"): stats([10, 12]), ("APPO", "ale:Boxing"): stats([50, 55])}
+    groups = {tuple(s.name for s in group): shared
+              for group, shared in comparison_groups(systems, table, envs)}
+    assert groups == {("old", "APPO"): ["ale:Breakout", "ale:Boxing"],
+                      ("new", "APPO"): ["ale:Breakout"], ("late", "APPO"): []}
+    lines = aggregates(systems, table, envs, reps=200)
+    text = "\n".join(lines)
+    assert "**old against APPO** on 2 of 3 environments (ale:Breakout, ale:Boxing):" in lines
+    assert "**new against APPO** on 1 of 3 environments (ale:Breakout):" in lines
+    assert "- **late against APPO**: no environment has runs of both at these frames yet." in lines
+    # new's IQM HNS is its Breakout seeds' alone, and APPO's beside it is on Breakout alone
+    # too (with Boxing it would be higher): the interquartile mean by scipy.
+    hns = normalizer("ale:Breakout")
+    block = text.split("**new against APPO**")[1].split("**late")[0]
+    for name, seeds in (("new", [30, 34]), ("APPO", [10, 12])):
+        iqm = trim_mean(hns(np.array(seeds, float)), 0.25)
+        row = next(line for line in block.splitlines() if line.startswith(f"| {name} |"))
+        assert row.split("|")[3].split()[0] == f"{iqm:.3f}"  # as printed, to 3 digits
+    # Every seed of new beats every seed of APPO on its one game: P = 1 exactly.
+    assert "- P(new > APPO): 1.000 on the score at these frames, 1.000 on the normalized area" \
+        in block
+    # Without peers: one group of every setting, on the games all of them share.
+    alone = [s for s in systems if not s.peer][:2]
+    assert [(len(g), e) for g, e in comparison_groups(alone, table, envs)] == \
+        [(2, ["ale:Breakout"])]
+
+
 def test_frames_to_a_level_and_the_area_by_hand():
     # Returns 0, 10, 20 ending at 100, 200, 300 frames; a window of 2: means 0, 5, 15.
     c = curve([100, 200, 300], [0, 10, 20])

@@ -8,7 +8,8 @@ at one frame count, from training curves (``gdi.benchmark.curves``).
   to chosen levels; means over seeds with 95 % percentile-bootstrap intervals (rliable).
 - Aggregates over environments (HNS only): IQM and median of the normalized score and of the
   area, and the probability that a setting's run beats a peer's on a game (rliable), each
-  with its 95 % interval.
+  with its 95 % interval; each setting against each peer on the environments both have runs
+  of at the frames compared.
 
 Only runs that reached the frames compared enter; the others are listed as behind, so that
 no number pools runs of different lengths. Each system is one setting (or one peer), so no
@@ -226,25 +227,51 @@ def comparison(setting: GameStats, peer: GameStats) -> str:
     return "overlap"
 
 
-def aggregates(systems: list[System], stats: dict, envs, reps: int) -> list[str]:
-    """IQM and median over games of the normalized score and area, and P(setting > peer)."""
-    complete = [s for s in systems if all((s.name, env) in stats for env in envs)]
-    if not complete:
-        return ["No system has runs at these frames on every environment: no aggregate."]
+def comparison_groups(systems: list[System], stats: dict,
+                      envs: list[str]) -> list[tuple[list[System], list[str]]]:
+    """The sets of systems the aggregates compare, each with the environments where every one
+    of them has runs at the frames compared: each setting against each peer (a setting's
+    runs on one game are not held back by another setting's that have not run there), or,
+    in a grid without peers, all its settings together."""
+    settings = [s for s in systems if not s.peer]
+    peers = [s for s in systems if s.peer]
+    groups = [[s, p] for s in settings for p in peers] if peers else [settings]
+    return [(group, [env for env in envs if all((s.name, env) in stats for s in group)])
+            for group in groups]
+
+
+def aggregates(systems: list[System], stats: dict, envs: list[str], reps: int) -> list[str]:
+    """IQM and median over games of the normalized score and area, and P(setting > peer),
+    for each comparison group on the environments its systems share at these frames."""
+    lines: list[str] = []
+    for group, shared in comparison_groups(systems, stats, envs):
+        names = " against ".join(s.name for s in group)
+        if not shared:
+            lines += [f"- **{names}**: no environment has runs of "
+                      f"{'both' if len(group) == 2 else 'all'} at these frames yet.", ""]
+            continue
+        which = "every environment" if len(shared) == len(envs) else \
+            f"{len(shared)} of {len(envs)} environments ({', '.join(shared)})"
+        lines += [f"**{names}** on {which}:", ""]
+        lines += group_aggregates(group, stats, shared, reps)
+    return lines[:-1] if lines and not lines[-1] else lines
+
+
+def group_aggregates(group: list[System], stats: dict, envs: list[str], reps: int) -> list[str]:
+    """One group's aggregates over ``envs``, where each of its systems has runs."""
     lines = []
     matrices = {}
-    for s in complete:
+    for s in group:
         n = min(stats[(s.name, env)].n for env in envs)  # rliable: as many runs on every game
         matrices[s.name] = (
             np.array([[stats[(s.name, env)].seeds_score[i] for env in envs] for i in range(n)]),
             np.array([[stats[(s.name, env)].seeds_auc[i] for env in envs] for i in range(n)]),
             n)
-    normalized = all(normalizer(env).name == "HNS" for env in envs)
-    if normalized:
+    if all(normalizer(env).name == "HNS" for env in envs):
         norms = [normalizer(env) for env in envs]
         lines += ["| system | runs per game | IQM HNS | median HNS | IQM normalized AUC | "
                   "median normalized AUC |", "| --- | ---: | ---: | ---: | ---: | ---: |"]
-        for s in complete:
+        for s in group:
             score, auc, n = matrices[s.name]
             hns = np.column_stack([norm(score[:, j]) for j, norm in enumerate(norms)])
             agg = aggregate_intervals({"hns": hns, "auc": auc}, ("iqm", "median"), reps=reps)
@@ -256,15 +283,15 @@ def aggregates(systems: list[System], stats: dict, envs, reps: int) -> list[str]
     else:
         lines += ["IQM and median need one scale across environments (human-normalized "
                   "scores, Atari-57 games only): not computed for these environments.", ""]
-    for s in (s for s in complete if not s.peer):
-        for p in (p for p in complete if p.peer):
+    for s in (s for s in group if not s.peer):
+        for p in (p for p in group if p.peer):
             better = probability_of_improvement(matrices[s.name][0], matrices[p.name][0],
                                                 reps=reps)
             better_auc = probability_of_improvement(matrices[s.name][1], matrices[p.name][1],
                                                     reps=reps)
-            lines.append(f"- P({s.name} > {p.name}): {_iv(better, 3)} on the score at these "
-                         f"frames, {_iv(better_auc, 3)} on the normalized area (0.5: neither "
-                         "is ahead).")
+            lines += [f"- P({s.name} > {p.name}): {_iv(better, 3)} on the score at these "
+                      f"frames, {_iv(better_auc, 3)} on the normalized area (0.5: neither "
+                      "is ahead).", ""]
     return lines
 
 
@@ -374,7 +401,6 @@ def write_grid_report(grid: Grid, at: int | None = None, out: Path | None = None
                      for seed in entry.missing])
               for (name, env), entry in runs.items() for s in systems
               if s.name == name and (entry.behind or entry.missing)]
-    envs_with_all = [env for env in grid.envs if all((s.name, env) in stats for s in systems)]
     figure_path = figure(grid, systems, runs, at, out / "benchmark.png")
     lines = [f"# Benchmark {grid.path.stem}: {len(grid.envs)} environments at {at:,} frames",
              "",
@@ -394,11 +420,7 @@ def write_grid_report(grid: Grid, at: int | None = None, out: Path | None = None
     if figure_path is not None:
         lines += [f"![{grid.path.stem}]({figure_path.name})", ""]
     lines += ["## Per environment", "", *table, "", "## Aggregates", ""]
-    lines += aggregates(systems, stats, envs_with_all, reps) if envs_with_all else \
-        ["No environment has runs of every system at these frames yet: no aggregate."]
-    if len(envs_with_all) < len(grid.envs):
-        lines += ["", f"Aggregates cover {len(envs_with_all)} of {len(grid.envs)} environments "
-                  "(those with runs of every system at these frames)."]
+    lines += aggregates(systems, stats, grid.envs, reps)
     if behind:
         lines += ["", "## Not in these numbers", "", *behind]
     lines += ["", "## Commands", "", "```", f"gdi benchmark run {grid.path}",
