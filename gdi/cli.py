@@ -671,7 +671,7 @@ def benchmark_run(
     every run that is not done, as `gdi train` into its folder: new runs start, checkpointed
     ones resume, finished ones are skipped, so running it again after a stop, a crash or a
     move to another machine (with the run folders, or with records that carry a checkpoint)
-    goes on where the grid stands. Ctrl-C, SIGTERM or SIGHUP stop every run with a checkpoint.
+    goes on where the grid stands. A setting the grid marks `closed` is never run. Ctrl-C, SIGTERM or SIGHUP stop every run with a checkpoint.
 
     Exit codes: 0 every run done; 1 a run failed (its log is named); 2 bad input; 130/143/129
     stopped by a signal (run it again to continue).
@@ -690,6 +690,9 @@ def benchmark_run(
     from gdi.benchmark.queue import run_local, run_ray
 
     chosen = load_grid(grid).select(setting, env, seed)
+    for closed in (s for s in chosen.settings if s.closed is not None):
+        print(f"{closed.name}: closed ({closed.closed}): its runs are reported, not run")
+    chosen = chosen.open()
     if parallel is not None and parallel < 1:
         raise ValueError(f"--parallel {parallel}: allowed: at least 1")
     if cpus_per_run <= 0:
@@ -716,8 +719,9 @@ def benchmark_run(
 
 def benchmark_status(grid: Positional[Path]) -> None:
     """Where each run of a grid stands (new, running, resumable, unstarted, done; kept or
-    carried: records of a run whose folder is elsewhere), read from the run folders and the
-    kept records, and each peer's run (new, partial, carried, done), read from its curve.
+    carried: records of a run whose folder is elsewhere; "(closed)": of a setting the grid no
+    longer runs), read from the run folders and the kept records, and each peer's run (new,
+    partial, carried, done), read from its curve.
 
     Args:
         grid: The grid's TOML file.
@@ -733,11 +737,14 @@ def benchmark_status(grid: Positional[Path]) -> None:
     counts: dict[str, int] = {}
     rows = []
     for state in states:
-        counts[state.state] = counts.get(state.state, 0) + 1
+        # A closed setting's runs that are not done stay as they are: the queue never runs them.
+        shown = state.state + (" (closed)" if state.cell.setting.closed and state.pending
+                               else "")
+        counts[shown] = counts.get(shown, 0) + 1
         frames = f"{state.frames:,}" if state.frames or not state.kept_frames else \
             f"{state.kept_frames:,} kept"  # records of a run whose folder is not here
         rows.append([state.cell.setting.name, state.cell.env, str(state.cell.seed),
-                     state.state + (f" (PID {state.holder})" if state.holder else ""), frames,
+                     shown + (f" (PID {state.holder})" if state.holder else ""), frames,
                      _shown_path(state.source or state.cell.folder)])
     peers = peer_states(chosen)
     for peer in peers:  # the peers' runs, from their curve files

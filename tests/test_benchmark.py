@@ -126,6 +126,8 @@ def test_rom_ids_are_ale_pys():
      "carry = true\n", "carry = true needs records"),
     ("frames = 10\nseeds = [0]\nenvs = ['gym:CartPole-v1']\n[settings.a]\npreset = 'gdi-i3'\n"
      "records = 'r/{seed}'\ncarry = 'yes'\n", "carry = 'yes'; allowed: true or false"),
+    ("frames = 10\nseeds = [0]\nenvs = ['gym:CartPole-v1']\n[settings.a]\npreset = 'gdi-i3'\n"
+     "closed = ' '\n", "closed = \"\"; allowed: the reason it is closed"),
     ("frames = 10\nseeds = [0]\nenvs = ['gym:CartPole-v1']\n", "missing settings"),
     ("frames = [", "is not valid TOML"),
 ])
@@ -176,6 +178,32 @@ def test_a_settings_label_names_the_scale_and_learning_its_runs_ran_with(tmp_pat
     with pytest.raises(ValueError, match="scale 'ale-cpu' is for ale: environments, not "
                                          "'gym:CartPole-v1'; allowed for gym: gym"):
         write_grid_report(load_grid(atari))
+
+
+def test_a_closed_setting_is_reported_as_it_ran_and_never_run(tmp_path, capsys):
+    """A setting marked closed keeps its place in status and the report, with its reason, but
+    the queue starts none of its runs, and naming it is an error that says why."""
+    path = tmp_path / "g.toml"
+    path.write_text("frames = 1000\nseeds = [0]\nenvs = ['gym:CartPole-v1']\n"
+                    "[settings.old]\npreset = 'gdi-i3'\nclosed = 'superseded by new'\n"
+                    "[settings.new]\npreset = 'gdi-i3'\n")
+    grid = load_grid(path)
+    assert [c.setting.name for c in grid.open().cells()] == ["new"]
+    err = one_line_error(["benchmark", "run", str(path), "--setting", "old"], capsys)
+    assert "--setting old: closed in g.toml (superseded by new); its runs are reported, not " \
+        "run. Allowed: new" in err
+    path.write_text(path.read_text().replace("[settings.new]\npreset = 'gdi-i3'\n", ""))
+    main(["benchmark", "run", str(path)])
+    said = capsys.readouterr().out
+    assert "old: closed (superseded by new): its runs are reported, not run" in said
+    assert "0 of 0 runs done" in said and not (tmp_path / "runs").exists()
+    main(["benchmark", "status", str(path)])
+    assert "1 new (closed)" in capsys.readouterr().out
+    from gdi.benchmark.report import write_grid_report
+
+    lines = write_grid_report(load_grid(path)).lines
+    assert "- old on gym:CartPole-v1: seed 0 not run (closed)" in lines
+    assert any(line.endswith("(closed: superseded by new)") for line in lines)
 
 
 def test_a_missing_grid_file_is_one_line(tmp_path, capsys):

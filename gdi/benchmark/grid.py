@@ -18,6 +18,7 @@ them. The file is the grid's whole definition; the run folders are its whole sta
     records = "results/{setting}/{env}-{seed}"  # optional: where its records are kept
     carry = true                  # optional (needs records): an unfinished run's newest
                                   # checkpoint kept beside its records, to resume elsewhere
+    closed = "superseded by ..."  # optional: its runs are reported as they ran, never run
 
     [peers.APPO]                  # optional: curves of another system (benchmarks/appo_peer.py)
     folder = "runs/appo/appo_ale_{rom}_seed{seed}"   # holds curve_episodes.csv
@@ -39,6 +40,11 @@ the repository holding them) rebuilds the run folder from them and resumes where
 stopped instead of starting again; the carried checkpoint is deleted once the run is done. For
 runs longer than a machine lasts.
 
+``closed``: why a setting is no longer run (a default superseded, an ablation ended). Its runs
+stay in the grid's status and report as they ran; ``gdi benchmark run`` starts or resumes none
+of them, and naming it with ``--setting`` is an error that gives the reason. A grid keeps its
+history beside what replaced it without a plain ``run`` spending days on it.
+
 Relative paths (``out``, folder patterns) are taken from the grid file's folder, so that a grid
 and its runs move together. Folder patterns may use ``{out}``, ``{setting}``, ``{env}`` (the spec with every run of
 non-alphanumerics as ``-``: ``ale-Breakout``), ``{game}`` (``Breakout``, the spec's name
@@ -57,7 +63,7 @@ from pathlib import Path
 #: Keys each table of the file may hold, with what each must be.
 TOP_KEYS = {"frames", "stop_at", "seeds", "envs", "out", "parallel", "settings", "peers",
             "report"}
-SETTING_KEYS = {"preset", "scale", "learning", "set", "folder", "records", "carry"}
+SETTING_KEYS = {"preset", "scale", "learning", "set", "folder", "records", "carry", "closed"}
 PEER_KEYS = {"folder", "seeds"}
 REPORT_KEYS = {"window", "levels"}
 DEFAULT_FOLDER = "{out}/{setting}/{env}-{seed}"
@@ -76,6 +82,7 @@ class Setting:
     folder: str = DEFAULT_FOLDER
     records: str | None = None
     carry: bool = False  # an unfinished run's newest checkpoint kept beside its records
+    closed: str | None = None  # why the setting is no longer run (its runs are still reported)
 
     def label(self, names: Mapping[str, Sequence[tuple[str, str]]]) -> str:
         """What ran, in one line: the preset, the scale and the learning reading by their real
@@ -177,11 +184,22 @@ class Grid:
                 if name not in allowed:
                     raise ValueError(f"{option} {name}: not in the grid {self.path.name}; "
                                      f"allowed: {', '.join(str(a) for a in allowed)}")
+        for setting in self.settings:
+            if setting.name in settings and setting.closed is not None:
+                runnable = [s.name for s in self.settings if s.closed is None]
+                raise ValueError(f"--setting {setting.name}: closed in {self.path.name} "
+                                 f"({setting.closed}); its runs are reported, not run. "
+                                 f"Allowed: {', '.join(runnable) or 'none (every setting is closed)'}"
+                                 "; or delete its closed key to run it again")
         return replace(
             self,
             settings=tuple(s for s in self.settings if not settings or s.name in settings),
             envs=tuple(e for e in self.envs if not envs or e in envs),
             seeds=tuple(n for n in self.seeds if not seeds or n in seeds))
+
+    def open(self) -> Grid:
+        """The grid without its closed settings: the runs ``gdi benchmark run`` may start."""
+        return replace(self, settings=tuple(s for s in self.settings if s.closed is None))
 
     def peer_folder(self, peer: Peer, env: str, seed: int) -> Path:
         return peer.folder_of(env, seed, self.out, self.path.parent)
@@ -245,10 +263,13 @@ def _setting(name: str, table, where: str) -> Setting:
     if not isinstance(table.get("preset"), str):
         raise ValueError(f"{where}: [settings.{name}] needs preset = \"NAME\" "
                          "(`gdi presets` lists them)")
-    for key in ("scale", "learning", "folder", "records"):
+    for key in ("scale", "learning", "folder", "records", "closed"):
         if key in table and not isinstance(table[key], str):
             raise ValueError(f"{where}: [settings.{name}] {key} = {table[key]!r}; allowed: a "
                              "string")
+    if "closed" in table and not table["closed"].strip():
+        raise ValueError(f"{where}: [settings.{name}] closed = \"\"; allowed: the reason it "
+                         "is closed, in words")
     carry = table.get("carry", False)
     if not isinstance(carry, bool):
         raise ValueError(f"{where}: [settings.{name}] carry = {carry!r}; allowed: true or false")
@@ -257,7 +278,8 @@ def _setting(name: str, table, where: str) -> Setting:
                          "(the checkpoint is carried beside the run's records)")
     return Setting(name, table["preset"], table.get("scale"), table.get("learning"),
                    _strings(table.get("set", []), "set", f"{where} [settings.{name}]"),
-                   table.get("folder", DEFAULT_FOLDER), table.get("records"), carry)
+                   table.get("folder", DEFAULT_FOLDER), table.get("records"), carry,
+                   table.get("closed"))
 
 
 def _levels(table, envs: Sequence[str], where: str) -> dict[str, tuple[float, ...]]:

@@ -58,6 +58,7 @@ class System:
     name: str
     label: str
     peer: bool
+    closed: str | None = None  # a setting the grid no longer runs: why
 
 
 @dataclass
@@ -132,7 +133,8 @@ def setting_names(grid: Grid, setting: Setting) -> dict[str, list[tuple[str, str
 
 def collect(grid: Grid, at: int) -> tuple[list[System], dict[tuple[str, str], GameRuns]]:
     """Every system's curves per environment, split by whether they reached ``at`` frames."""
-    systems = [System(s.name, s.label(setting_names(grid, s)), False) for s in grid.settings]
+    systems = [System(s.name, s.label(setting_names(grid, s)), False, s.closed)
+               for s in grid.settings]
     systems += [System(p.name, f"{p.name} (peer, curves from "
                                f"{os.path.normpath(grid.path.parent / p.folder)})", True)
                 for p in grid.peers]
@@ -397,8 +399,9 @@ def write_grid_report(grid: Grid, at: int | None = None, out: Path | None = None
                          f"{_iv(st.auc, 3)} | {to} |{versus}")
     behind = [f"- {s.name} on {env}: " + ", ".join(
                   [f"seed {seed} at {frames:,} frames" for seed, frames in entry.behind]
-                  + [f"seed {seed} " + ("has no curve file" if s.peer else "not started")
-                     for seed in entry.missing])
+                  + [f"seed {seed} " + ("has no curve file" if s.peer else "not run"
+                                        if s.closed else "not started")
+                     for seed in entry.missing]) + (" (closed)" if s.closed else "")
               for (name, env), entry in runs.items() for s in systems
               if s.name == name and (entry.behind or entry.missing)]
     figure_path = figure(grid, systems, runs, at, out / "benchmark.png")
@@ -407,7 +410,8 @@ def write_grid_report(grid: Grid, at: int | None = None, out: Path | None = None
              f"Grid `{grid.path}`: seeds {', '.join(map(str, grid.seeds))}, budget "
              f"{grid.frames:,} frames" + (f" (runs stop at {grid.stop_at:,})"
                                           if grid.stop_at is not None else "") + ". Systems:", ""]
-    lines += [f"- **{s.label}**" for s in systems]
+    lines += [f"- **{s.label}**" + (f" (closed: {s.closed})" if s.closed else "")
+              for s in systems]
     lines += ["", "Scores are training returns: the mean raw return of the last "
               f"{grid.window} training episodes that ended by {at:,} frames (the behaviour "
               "policy as it learns, the one measure every system records). Intervals are 95 % "
