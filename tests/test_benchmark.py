@@ -204,6 +204,11 @@ def test_a_closed_setting_is_reported_as_it_ran_and_never_run(tmp_path, capsys):
     lines = write_grid_report(load_grid(path)).lines
     assert "- old on gym:CartPole-v1: seed 0 not run (closed)" in lines
     assert any(line.endswith("(closed: superseded by new)") for line in lines)
+    from gdi.benchmark.report import System, legend_label
+
+    assert legend_label(System("old", "old (gdi-i3)", False, "superseded")) == \
+        "old (gdi-i3) (closed)"
+    assert legend_label(System("new", "new (gdi-i3)", False)) == "new (gdi-i3)"
 
 
 def test_a_missing_grid_file_is_one_line(tmp_path, capsys):

@@ -302,6 +302,11 @@ def drawn_systems(systems: list[System], runs: dict, envs: list[str]) -> list[in
     return [k for k, s in enumerate(systems) if any(runs[(s.name, env)].curves for env in envs)]
 
 
+def legend_label(system: System) -> str:
+    """A system's name in the figure: what ran, and whether the grid still runs it."""
+    return system.label + (" (closed)" if system.closed else "")
+
+
 def figure(grid: Grid, systems: list[System], runs: dict, at: int, path: Path) -> Path | None:
     import matplotlib
 
@@ -317,7 +322,7 @@ def figure(grid: Grid, systems: list[System], runs: dict, at: int, path: Path) -
     # Colours follow the grid's order of systems, so a system keeps its colour in every
     # figure; the legend names only those drawn (a peer with no run yet is left out).
     drawn = drawn_systems(systems, runs, envs)
-    labels = [textwrap.fill(systems[k].label, width) for k in drawn]
+    labels = [textwrap.fill(legend_label(systems[k]), width) for k in drawn]
     title = textwrap.fill(f"Training return (mean of the last {grid.window} episodes), mean over "
                           "seeds and 95 % band (dashed: one seed; dotted: random play)",
                           int(width * 0.75))
