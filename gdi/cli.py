@@ -671,7 +671,8 @@ def benchmark_run(
     every run that is not done, as `gdi train` into its folder: new runs start, checkpointed
     ones resume, finished ones are skipped, so running it again after a stop, a crash or a
     move to another machine (with the run folders, or with records that carry a checkpoint)
-    goes on where the grid stands. A setting the grid marks `closed` is never run. Ctrl-C, SIGTERM or SIGHUP stop every run with a checkpoint.
+    goes on where the grid stands. A setting the grid marks `closed` is never run. Ctrl-C,
+    SIGTERM or SIGHUP stop every run with a checkpoint.
 
     Exit codes: 0 every run done; 1 a run failed (its log is named); 2 bad input; 130/143/129
     stopped by a signal (run it again to continue).
