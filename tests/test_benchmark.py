@@ -302,6 +302,23 @@ def test_each_setting_meets_each_peer_on_the_games_both_have_run():
         [(2, ["ale:Breakout"])]
 
 
+def test_a_game_is_lost_only_when_the_peers_interval_lies_wholly_above():
+    """The table's "vs peer": the peer's 95 % interval of the normalized area against the
+    setting's; a side with one seed has no interval, so nothing is said of it."""
+    from gdi.benchmark.report import GameStats, comparison
+    from gdi.evaluation.aggregates import Interval
+
+    def side(n, low, high):
+        return GameStats(n, Interval(0, 0, 0), Interval(0, 0, 0),
+                         Interval((low + high) / 2, low, high), [], [], [])
+
+    assert comparison(side(2, 0.2, 0.3), side(2, 0.31, 0.4)) == "peer above"
+    assert comparison(side(2, 0.2, 0.3), side(3, 0.1, 0.19)) == "peer below"
+    assert comparison(side(2, 0.2, 0.3), side(2, 0.3, 0.4)) == "overlap"  # touching: overlap
+    assert comparison(side(1, 0.2, 0.2), side(2, 0.3, 0.4)) == "one seed: not compared"
+    assert comparison(side(2, 0.2, 0.3), side(1, 0.5, 0.5)) == "one seed: not compared"
+
+
 def test_frames_to_a_level_and_the_area_by_hand():
     # Returns 0, 10, 20 ending at 100, 200, 300 frames; a window of 2: means 0, 5, 15.
     c = curve([100, 200, 300], [0, 10, 20])

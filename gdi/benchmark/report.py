@@ -221,7 +221,10 @@ def _frames(value: float | None) -> str:
 
 
 def comparison(setting: GameStats, peer: GameStats) -> str:
-    """Where the peer's interval of the normalized area lies against the setting's."""
+    """Where the peer's interval of the normalized area lies against the setting's. One seed
+    has no interval (its value alone): a comparison needs two seeds or more on each side."""
+    if min(setting.n, peer.n) < 2:
+        return "one seed: not compared"
     if peer.auc.low > setting.auc.high:
         return "peer above"
     if peer.auc.high < setting.auc.low:
@@ -425,7 +428,7 @@ def write_grid_report(grid: Grid, at: int | None = None, out: Path | None = None
               "games, raw scores elsewhere. Normalized AUC: the mean normalized score over "
               f"[0, {at:,}] frames. Frames to levels: median over the seeds that reached "
               "the level (how many, when not all). \"vs peer\": where the peer's interval of "
-              "the normalized AUC lies against the setting's.", ""]
+              "the normalized AUC lies against the setting's (two seeds or more each).", ""]
     if figure_path is not None:
         lines += [f"![{grid.path.stem}]({figure_path.name})", ""]
     lines += ["## Per environment", "", *table, "", "## Aggregates", ""]
