@@ -405,13 +405,15 @@ def write_grid_report(grid: Grid, at: int | None = None, out: Path | None = None
             table.append(f"| {env} | {s.name} | {st.n} | {_score_iv(st.score)} | "
                          f"{_iv(st.normalized, 3) if norm.name == 'HNS' else '—'} | "
                          f"{_iv(st.auc, 3)} | {to} |{versus}")
+    # A closed setting's runs that never started never will: only those it left short are
+    # listed.
     behind = [f"- {s.name} on {env}: " + ", ".join(
                   [f"seed {seed} at {frames:,} frames" for seed, frames in entry.behind]
-                  + [f"seed {seed} " + ("has no curve file" if s.peer else "not run"
-                                        if s.closed else "not started")
-                     for seed in entry.missing]) + (" (closed)" if s.closed else "")
+                  + [f"seed {seed} " + ("has no curve file" if s.peer else "not started")
+                     for seed in ([] if s.closed else entry.missing)])
+              + (" (closed)" if s.closed else "")
               for (name, env), entry in runs.items() for s in systems
-              if s.name == name and (entry.behind or entry.missing)]
+              if s.name == name and (entry.behind or (entry.missing and not s.closed))]
     figure_path = figure(grid, systems, runs, at, out / "benchmark.png")
     lines = [f"# Benchmark {grid.path.stem}: {len(grid.envs)} environments at {at:,} frames",
              "",
