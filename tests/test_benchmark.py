@@ -212,6 +212,30 @@ def test_a_closed_setting_is_reported_as_it_ran_and_never_run(tmp_path, capsys):
     assert legend_label(System("new", "new (gdi-i3)", False)) == "new (gdi-i3)"
 
 
+def test_a_closed_setting_does_not_set_the_levels_while_an_open_one_has_run():
+    """Levels are fractions (0.5, 0.75) of the way from the runs' first returns to the lower
+    system's final score; a superseded setting's low score would pull them into random
+    play's noise, so it sets them only when no open system has run the environment."""
+    from types import SimpleNamespace
+
+    from gdi.benchmark.report import GameRuns, System, levels_of
+
+    grid = SimpleNamespace(levels={}, window=2)
+    norm = normalizer("gym:CartPole-v1")  # raw: the start is the median first return
+    old, new, peer = System("old", "old", False, "superseded"), System("new", "new", False), \
+        System("P", "P", True)
+    runs = {("old", "e"): GameRuns([curve([100, 200], [0, 2])], [], []),   # final mean 1
+            ("new", "e"): GameRuns([curve([100, 200], [0, 20])], [], []),  # final mean 10
+            ("P", "e"): GameRuns([curve([100, 200], [4, 12])], [], [])}    # final mean 8
+    # The open systems' first returns 0 and 4: start 2; their lower final 8: levels 5 and 6.5.
+    assert levels_of(grid, "e", runs, [old, new, peer], 200, norm) == (5.0, 6.5)
+    # With no open system's runs the closed one's own finals set them: 0 + (0.5, 0.75) · 1.
+    runs[("new", "e")] = runs[("P", "e")] = GameRuns([], [], [0])
+    assert levels_of(grid, "e", runs, [old, new, peer], 200, norm) == (0.5, 0.75)
+    grid.levels = {"e": (3.0,)}  # the grid's own levels win
+    assert levels_of(grid, "e", runs, [old, new, peer], 200, norm) == (3.0,)
+
+
 def test_a_missing_grid_file_is_one_line(tmp_path, capsys):
     assert "no grid file" in one_line_error(["benchmark", "status", str(tmp_path / "no.toml")],
                                             capsys)

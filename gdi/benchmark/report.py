@@ -169,10 +169,17 @@ def collect(grid: Grid, at: int) -> tuple[list[System], dict[tuple[str, str], Ga
 
 def levels_of(grid: Grid, env: str, runs: dict[tuple[str, str], GameRuns], systems, at: int,
               norm: Normalizer) -> tuple[float, ...]:
+    """The scores whose frames the table reports: the grid's own, else fractions of the way
+    from random play to the lower system's mean score. A closed setting's runs are reported at
+    these levels but do not set them while an open system has runs of ``env``: levels drawn
+    from a superseded setting's low score sit in the noise of random play (Double Dunk's old
+    default at −17.94 put them 0.3 and 0.5 points above random's −18.6)."""
     if env in grid.levels:
         return grid.levels[env]
+    ran = [s for s in systems if runs[(s.name, env)].curves]
+    systems = [s for s in ran if s.closed is None] or ran
     finals = [np.mean([c.score_at(at, grid.window) for c in runs[(s.name, env)].curves])
-              for s in systems if runs[(s.name, env)].curves]
+              for s in systems]
     if not finals:
         return ()
     if norm.name == "HNS":
