@@ -349,6 +349,9 @@ def test_frames_to_a_level_and_the_area_by_hand():
     c = curve([100, 200, 300], [0, 10, 20])
     assert c.frames_to(5, 2, by=1000) == 200
     assert c.frames_to(15, 2, by=250) is None  # reached at 300, after "by"
+    # A level counts once a full window has ended: the first episode's 10 alone does not;
+    # means of two: 5 at 200, 5 at 300, 10 at 400.
+    assert curve([100, 200, 300, 400], [10, 0, 10, 10]).frames_to(8, 2, by=1000) == 400
     # Area over [0, 400] on 100 points x_k = 4k: 0 up to 196 (49 points: k = 1..24 < 100 are
     # before the first episode, the first's value 0), 5 on [200, 300), 15 from 300 on.
     x = 400 * np.arange(1, AUC_POINTS + 1) / AUC_POINTS

@@ -58,9 +58,12 @@ class RunCurve:
         return float(self.at(np.array([frames]), window)[0])
 
     def frames_to(self, level: float, window: int, by: int) -> int | None:
-        """The frames at which the trailing mean first reached ``level`` by ``by`` frames;
-        None when it did not."""
-        reached = np.flatnonzero((self.trailing(window) >= level) & (self.frames <= by))
+        """The frames at which the trailing mean of a full ``window`` of episodes first reached
+        ``level`` by ``by`` frames; None when it did not. The mean of the first few episodes
+        does not count: on Double Dunk APPO's first two (−18 and −12) would put it at a level
+        of −15.2 after 40,960 frames, a level its mean of 100 episodes reached at 1.72M."""
+        full = np.arange(self.returns.size) >= window - 1
+        reached = np.flatnonzero((self.trailing(window) >= level) & full & (self.frames <= by))
         return None if not reached.size else int(self.frames[reached[0]])
 
 

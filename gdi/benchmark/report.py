@@ -435,8 +435,9 @@ def write_grid_report(grid: Grid, at: int | None = None, out: Path | None = None
               "percentile-bootstrap CIs over seeds (rliable); one seed shows its value alone. "
               "Normalized: HNS (paper App. \"Evaluation Metrics for ALE\") on the Atari-57 "
               "games, raw scores elsewhere. Normalized AUC: the mean normalized score over "
-              f"[0, {at:,}] frames. Frames to levels: median over the seeds that reached "
-              "the level (how many, when not all). \"vs peer\": where the peer's interval of "
+              f"[0, {at:,}] frames. Frames to levels: the first frames at which the mean of "
+              f"a full window of {grid.window} episodes reached the level, median over the "
+              "seeds that reached it (how many, when not all). \"vs peer\": where the peer's interval of "
               "the normalized AUC lies against the setting's (two seeds or more each).", ""]
     if figure_path is not None:
         lines += [f"![{grid.path.stem}]({figure_path.name})", ""]
