@@ -666,13 +666,15 @@ def benchmark_run(
     setting: tuple[str, ...] = (),
     env: tuple[str, ...] = (),
     seed: tuple[int, ...] = (),
+    peer: tuple[str, ...] = (),
 ) -> int:
     """Run a benchmark grid (a TOML file: environments × seeds × settings; docs/benchmark-grids.md):
     every run that is not done, as `gdi train` into its folder: new runs start, checkpointed
     ones resume, finished ones are skipped, so running it again after a stop, a crash or a
     move to another machine (with the run folders, or with records that carry a checkpoint)
-    goes on where the grid stands. A setting the grid marks `closed` is never run. Ctrl-C,
-    SIGTERM or SIGHUP stop every run with a checkpoint.
+    goes on where the grid stands. A setting the grid marks `closed` is never run. With
+    --peer, the peer's runs that are not done too, each with the command the grid gives it.
+    Ctrl-C, SIGTERM or SIGHUP stop every run with a checkpoint.
 
     Exit codes: 0 every run done; 1 a run failed (its log is named); 2 bad input; 130/143/129
     stopped by a signal (run it again to continue).
@@ -686,11 +688,18 @@ def benchmark_run(
         setting: Only these settings' runs (default: every setting of the grid).
         env: Only these environments' runs, as the grid spells them (default: all).
         seed: Only these seeds' runs (default: all).
+        peer: Also these peers' runs, each with its `command` in the grid (run in the grid
+            file's folder; on this machine only): environment by environment and seed by
+            seed, after the settings' runs of each.
     """
     from gdi.benchmark.grid import load_grid
     from gdi.benchmark.queue import run_local, run_ray
 
     chosen = load_grid(grid).select(setting, env, seed)
+    peers = chosen.runnable_peers(peer)
+    if peers and ray_address is not None:
+        raise ValueError(f"--peer {' '.join(peers)} with --ray-address: a peer's command runs "
+                         "on this machine only; allowed: one of the two")
     for closed in (s for s in chosen.settings if s.closed is not None):
         print(f"{closed.name}: closed ({closed.closed}): its runs are reported, not run")
     chosen = chosen.open()
@@ -701,12 +710,14 @@ def benchmark_run(
     if ray_address is not None:
         result = run_ray(chosen, ray_address, cpus_per_run, print)
     else:
-        result = run_local(chosen, parallel or chosen.parallel, print)
-    total = len(chosen.cells())
+        result = run_local(chosen, parallel or chosen.parallel, print, peers)
+    total = len(chosen.cells()) + sum(len(chosen.envs) * len(p.seeds) for p in chosen.peers
+                                      if p.name in peers)
     # The part of the grid named on the command line, as options to run it again.
     options = "".join(f" --{option} {' '.join(map(str, names))}" for option, names in
-                      (("setting", setting), ("env", env), ("seed", seed)) if names)
-    part = " chosen" if options else ""
+                      (("setting", setting), ("env", env), ("seed", seed), ("peer", peers))
+                      if names)
+    part = " chosen" if setting or env or seed else ""
     print(f"{grid}: {len(result.done_before) + len(result.finished)} of {total}{part} runs done"
           + (f", {len(result.failed)} failed" if result.failed else "")
           + (f", {len(result.stopped)} stopped with a checkpoint" if result.stopped else "")

@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import time
+import tomllib
 from pathlib import Path
 
 import numpy as np
@@ -128,6 +129,12 @@ def test_rom_ids_are_ale_pys():
      "records = 'r/{seed}'\ncarry = 'yes'\n", "carry = 'yes'; allowed: true or false"),
     ("frames = 10\nseeds = [0]\nenvs = ['gym:CartPole-v1']\n[settings.a]\npreset = 'gdi-i3'\n"
      "closed = ' '\n", "closed = \"\"; allowed: the reason it is closed"),
+    ("frames = 10\nseeds = [0]\nenvs = ['gym:CartPole-v1']\n[settings.a]\npreset = 'gdi-i3'\n"
+     "[peers.p]\nfolder = 'p/{seed}'\ncommand = ['run', '--in={where}']\n",
+     "'--in={where}' has the placeholder {where}; allowed: {spec}, {env}"),
+    ("frames = 10\nseeds = [0]\nenvs = ['gym:CartPole-v1']\n[settings.a]\npreset = 'gdi-i3'\n"
+     "[peers.p]\nfolder = 'p/{seed}'\ncommand = 'run --seed {seed}'\n",
+     "allowed: a list of non-empty strings"),
     ("frames = 10\nseeds = [0]\nenvs = ['gym:CartPole-v1']\n", "missing settings"),
     ("frames = [", "is not valid TOML"),
 ])
@@ -234,6 +241,91 @@ def test_a_closed_setting_does_not_set_the_levels_while_an_open_one_has_run():
     assert levels_of(grid, "e", runs, [old, new, peer], 200, norm) == (0.5, 0.75)
     grid.levels = {"e": (3.0,)}  # the grid's own levels win
     assert levels_of(grid, "e", runs, [old, new, peer], 200, norm) == (3.0,)
+
+
+#: A peer that trains nothing: it writes a curve reaching the frames it is given (half of
+#: them with PEER_SHORT set), and notes each call.
+FAKE_PEER = """\
+import os, sys
+folder, frames, spec, seed = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+os.makedirs(folder, exist_ok=True)
+end = frames // 2 if os.environ.get("PEER_SHORT") else frames
+with open(os.path.join(folder, "calls.txt"), "a") as f:
+    f.write(f"{spec} {seed} {os.getcwd()}\\n")
+with open(os.path.join(folder, "curve.csv"), "w") as f:
+    f.write(f"wall_s,frames,return\\n1.0,{end},1.0\\n")
+with open(os.path.join(folder, "curve_episodes.csv"), "w") as f:
+    f.write(f"wall_s,frames,return,length_frames\\n1.0,{end},1.0,10\\n")
+"""
+
+
+def test_peer_runs_are_made_with_the_grids_command_until_their_curve_reaches_the_target(
+        tmp_path, capsys, monkeypatch):
+    """`--peer NAME` runs the peer's runs that are not done with its command, in the grid
+    file's folder, placeholders filled per run; a run is done once its curve.csv reaches the
+    target, whatever the command's exit code."""
+    (tmp_path / "fake_peer.py").write_text(FAKE_PEER)
+    path = tmp_path / "g.toml"
+    grid_text = ("frames = {frames}\nseeds = [0, 1]\nenvs = ['gym:CartPole-v1']\n"
+                 "[settings.old]\npreset = 'gdi-i3'\nclosed = 'only the peer runs here'\n"
+                 "[peers.P]\nfolder = 'peer/{{env}}-{{seed}}'\ncommand = ['" +
+                 sys.executable + "', 'fake_peer.py', '{{folder}}', '{{frames}}', '{{spec}}', "
+                 "'{{seed}}']\n[peers.hand]\nfolder = 'hand/{{seed}}'\n")
+    path.write_text(grid_text.format(frames=1000))
+    main(["benchmark", "run", str(path), "--peer", "P"])
+    said = capsys.readouterr().out
+    assert "P/gym:CartPole-v1/seed 0: starting with its command" in said
+    assert "P/gym:CartPole-v1/seed 1: done (1,000 frames)" in said
+    assert "2 of 2 runs done" in said
+    for seed in (0, 1):
+        calls = (tmp_path / "peer" / f"gym-CartPole-v1-{seed}" / "calls.txt").read_text()
+        assert calls == f"gym:CartPole-v1 {seed} {tmp_path}\n"  # once, in the grid's folder
+    # Done runs are skipped; --seed picks among the peer's runs as among the settings'.
+    main(["benchmark", "run", str(path), "--peer", "P", "--seed", "1"])
+    assert "1 of 1 chosen runs done" in capsys.readouterr().out
+    assert (tmp_path / "peer" / "gym-CartPole-v1-1" / "calls.txt").read_text().count("\n") == 1
+    # A run whose command ends short of the target failed, whatever its exit code (0 here).
+    path.write_text(grid_text.format(frames=2000))
+    monkeypatch.setenv("PEER_SHORT", "1")
+    with pytest.raises(SystemExit) as stop:
+        main(["benchmark", "run", str(path), "--peer", "P", "--seed", "0"])
+    assert stop.value.code == 1
+    assert "P/gym:CartPole-v1/seed 0: resuming at 1,000 frames with its command" in \
+        (said := capsys.readouterr().out)
+    assert "P/gym:CartPole-v1/seed 0: ended at 1,000 of 2,000 frames (exit 0)" in said
+    # Without --peer no peer runs; a peer without a command, or one on Ray, is refused.
+    main(["benchmark", "run", str(path)])
+    assert "0 of 0 runs done" in capsys.readouterr().out
+    assert "--peer hand: [peers.hand] in g.toml has no command, so its runs are made by " \
+        "hand; allowed: P" in one_line_error(["benchmark", "run", str(path), "--peer", "hand"],
+                                             capsys)
+    assert "--peer Q: not a peer of the grid g.toml; allowed: P" in \
+        one_line_error(["benchmark", "run", str(path), "--peer", "Q"], capsys)
+    assert "runs on this machine only" in one_line_error(
+        ["benchmark", "run", str(path), "--peer", "P", "--ray-address", "local"], capsys)
+
+
+def test_with_peers_each_environment_and_seed_runs_the_settings_then_the_peers():
+    """The local queue's order with --peer: environment by environment, seed by seed, every
+    setting's run and then each peer's; without peers it stays setting by setting."""
+    from gdi.benchmark.queue import PeerRun, QueueResult, _cell_job, _peer_job
+    from gdi.benchmark.state import CellState
+
+    grid = parse_grid(tomllib.loads(
+        "frames = 10\nseeds = [0, 1]\nenvs = ['gym:CartPole-v1', 'gym:Acrobot-v1']\n"
+        "[settings.a]\npreset = 'gdi-i3'\n[settings.b]\npreset = 'gdi-i3'\n"
+        "[peers.P]\nfolder = 'p/{env}-{seed}'\ncommand = ['run', '{spec}', '{seed}']\n"),
+        Path("/tmp/order/g.toml"))
+    result, say = QueueResult(), print
+    jobs = [_cell_job(CellState(cell, NEW, 0), grid, result, say) for cell in grid.cells()]
+    peer = grid.peers[0]
+    jobs += [_peer_job(PeerRun(peer, env, seed, grid.peer_folder(peer, env, seed)), grid,
+                       result, say) for env in grid.envs for seed in peer.seeds]
+    jobs.sort(key=lambda job: job.order)
+    assert [job.started.split(": ", 1)[0] for job in jobs] == [
+        f"{who}/gym:{env}/seed {seed}" for env in ("CartPole-v1", "Acrobot-v1")
+        for seed in (0, 1) for who in ("a", "b", "P")]
+    assert jobs[2].argv == ["run", "gym:CartPole-v1", "0"] and jobs[2].cwd == Path("/tmp/order")
 
 
 def test_a_missing_grid_file_is_one_line(tmp_path, capsys):

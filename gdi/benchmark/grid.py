@@ -23,6 +23,8 @@ them. The file is the grid's whole definition; the run folders are its whole sta
     [peers.APPO]                  # optional: curves of another system (benchmarks/appo_peer.py)
     folder = "runs/appo/appo_ale_{rom}_seed{seed}"   # holds curve_episodes.csv
     seeds = [0, 1]                # optional: default the grid's
+    command = ["python", "../appo_peer.py", "--env", "{spec}", "--seed", "{seed}",
+               "--frames", "{frames}", "--records", "{folder}"]   # optional: how to run one
 
     [report]                      # optional
     window = 100                  # training episodes in the curve's trailing mean
@@ -45,6 +47,13 @@ stay in the grid's status and report as they ran; ``gdi benchmark run`` starts o
 of them, and naming it with ``--setting`` is an error that gives the reason. A grid keeps its
 history beside what replaced it without a plain ``run`` spending days on it.
 
+``command`` (a peer's): the argv that makes one of its runs, or resumes it, until its
+``curve.csv`` reaches the grid's target frames; ``gdi benchmark run --peer NAME`` runs those
+that are not done, in the grid file's folder, beside the settings' runs. Placeholders:
+``{spec}`` (the environment as the grid spells it, ``ale:BattleZone``), ``{env}``, ``{game}``,
+``{rom}``, ``{seed}``, ``{frames}`` (the target: ``stop_at``, else ``frames``) and ``{folder}``
+(the run's folder as an absolute path).
+
 Relative paths (``out``, folder patterns) are taken from the grid file's folder, so that a grid
 and its runs move together. Folder patterns may use ``{out}``, ``{setting}``, ``{env}`` (the spec with every run of
 non-alphanumerics as ``-``: ``ale-Breakout``), ``{game}`` (``Breakout``, the spec's name
@@ -55,6 +64,7 @@ from __future__ import annotations
 
 import os
 import re
+import string
 import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -64,7 +74,9 @@ from pathlib import Path
 TOP_KEYS = {"frames", "stop_at", "seeds", "envs", "out", "parallel", "settings", "peers",
             "report"}
 SETTING_KEYS = {"preset", "scale", "learning", "set", "folder", "records", "carry", "closed"}
-PEER_KEYS = {"folder", "seeds"}
+PEER_KEYS = {"folder", "seeds", "command"}
+#: The placeholders of a peer's command.
+COMMAND_PLACEHOLDERS = ("spec", "env", "game", "rom", "seed", "frames", "folder")
 REPORT_KEYS = {"window", "levels"}
 DEFAULT_FOLDER = "{out}/{setting}/{env}-{seed}"
 DEFAULT_WINDOW = 100  # training episodes averaged, as gdi's progress line and appo_peer.py
@@ -130,11 +142,19 @@ class Peer:
     name: str
     folder: str
     seeds: tuple[int, ...]
+    command: tuple[str, ...] = ()  # the argv of one run (placeholders filled per run)
 
     def folder_of(self, env: str, seed: int, out: Path, base: Path) -> Path:
         """The folder of this peer's run of ``env`` with ``seed`` (relative: to ``base``)."""
         return Path(os.path.normpath(base / _fill(self.folder, out=out, setting=self.name,
                                                   env=env, seed=seed)))
+
+    def argv(self, env: str, seed: int, folder: Path, frames: int) -> list[str]:
+        """The command of this peer's run of ``env`` with ``seed``, to ``frames`` frames."""
+        game = env.split(":", 1)[-1]
+        values = {"spec": env, "env": env_slug(env), "game": game, "rom": rom_id(game),
+                  "seed": seed, "frames": frames, "folder": str(folder.absolute())}
+        return [part.format(**values) for part in self.command]
 
 
 @dataclass(frozen=True)
@@ -195,11 +215,27 @@ class Grid:
             self,
             settings=tuple(s for s in self.settings if not settings or s.name in settings),
             envs=tuple(e for e in self.envs if not envs or e in envs),
-            seeds=tuple(n for n in self.seeds if not seeds or n in seeds))
+            seeds=tuple(n for n in self.seeds if not seeds or n in seeds),
+            peers=tuple(replace(p, seeds=tuple(n for n in p.seeds if not seeds or n in seeds))
+                        for p in self.peers))
 
     def open(self) -> Grid:
         """The grid without its closed settings: the runs ``gdi benchmark run`` may start."""
         return replace(self, settings=tuple(s for s in self.settings if s.closed is None))
+
+    def runnable_peers(self, names: Sequence[str]) -> tuple[str, ...]:
+        """``names`` checked as peers of this grid with a command (``--peer``)."""
+        for name in names:
+            peer = next((p for p in self.peers if p.name == name), None)
+            with_command = ", ".join(p.name for p in self.peers if p.command) or "none"
+            if peer is None:
+                raise ValueError(f"--peer {name}: not a peer of the grid {self.path.name}; "
+                                 f"allowed: {with_command}")
+            if not peer.command:
+                raise ValueError(f"--peer {name}: [peers.{name}] in {self.path.name} has no "
+                                 f"command, so its runs are made by hand; allowed: "
+                                 f"{with_command}")
+        return tuple(names)
 
     def peer_folder(self, peer: Peer, env: str, seed: int) -> Path:
         return peer.folder_of(env, seed, self.out, self.path.parent)
@@ -224,6 +260,25 @@ def _fill(pattern: str, *, out: Path, setting: str, env: str, seed: int) -> str:
     except (KeyError, IndexError, ValueError) as err:
         raise ValueError(f"folder pattern {pattern!r} does not fill ({err}); allowed "
                          f"placeholders: {', '.join('{' + k + '}' for k in values)}") from None
+
+
+def _command(value, where: str) -> tuple[str, ...]:
+    """A peer's command, checked: a list of strings whose placeholders are all known."""
+    if not isinstance(value, list) or not value or \
+            not all(isinstance(part, str) and part for part in value):
+        raise ValueError(f"{where}: {value!r}: allowed: a list of non-empty strings, the "
+                         "command's argv (e.g. [\"python\", \"run.py\", \"--seed\", \"{seed}\"])")
+    allowed = ", ".join("{" + name + "}" for name in COMMAND_PLACEHOLDERS)
+    for part in value:
+        try:
+            names = {name for _, name, _, _ in string.Formatter().parse(part) if name is not None}
+        except ValueError as err:
+            raise ValueError(f"{where}: {part!r} does not parse ({err}); placeholders: "
+                             f"{allowed}") from None
+        for name in sorted(names - set(COMMAND_PLACEHOLDERS)):
+            raise ValueError(f"{where}: {part!r} has the placeholder {{{name}}}; allowed: "
+                             f"{allowed}")
+    return tuple(value)
 
 
 def _unknown_keys(table: Mapping, allowed: set[str], where: str) -> None:
@@ -330,7 +385,9 @@ def parse_grid(data: Mapping, path: Path) -> Grid:
             raise ValueError(f"{where}: {name!r} names both a setting and a peer")
         peers.append(Peer(name, table["folder"],
                           _seeds(table["seeds"], f"{where} [peers.{name}]")
-                          if "seeds" in table else seeds))
+                          if "seeds" in table else seeds,
+                          _command(table["command"], f"{where} [peers.{name}] command")
+                          if "command" in table else ()))
     report = data.get("report") or {}
     _unknown_keys(report, REPORT_KEYS, f"{where} [report]")
     base = path.parent

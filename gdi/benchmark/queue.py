@@ -8,6 +8,10 @@ the runs, which checkpoint and stop; running the queue again continues every one
 Whenever a run stops, its records are kept (the setting's ``records``) and, with the setting's
 ``carry``, its newest checkpoint beside them, from which another machine's queue rebuilds the
 run folder and resumes.
+
+A peer's runs (``--peer NAME``, on this machine) are its grid ``command``, run in the grid
+file's folder, environment by environment and seed by seed beside the settings' runs; one is
+done when its ``curve.csv`` reaches the target, and the command itself resumes and keeps it.
 """
 
 from __future__ import annotations
@@ -17,11 +21,12 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gdi.benchmark.grid import Cell, Grid
+from gdi.benchmark.curves import peer_frames
+from gdi.benchmark.grid import Cell, Grid, Peer
 from gdi.benchmark.records import (
     carried_checkpoint,
     carry_checkpoint,
@@ -40,6 +45,7 @@ from gdi.benchmark.state import (
     CellState,
     grid_states,
     move_aside,
+    peer_states,
 )
 from gdi.config import PLACEMENT_FIELDS, Config, apply_overrides
 
@@ -102,14 +108,28 @@ def log_path(cell: Cell, grid: Grid) -> Path:
     return grid.out / "logs" / cell.setting.name / f"{cell.folder.name}.log"
 
 
+@dataclass(frozen=True)
+class PeerRun:
+    """One run of a peer that the queue makes with the peer's command."""
+
+    peer: Peer
+    env: str
+    seed: int
+    folder: Path
+
+    @property
+    def name(self) -> str:
+        return f"{self.peer.name}/{self.env}/seed {self.seed}"
+
+
 @dataclass
 class QueueResult:
     """What a pass of the queue did."""
 
-    done_before: list[Cell] = field(default_factory=list)
-    finished: list[Cell] = field(default_factory=list)
-    failed: list[tuple[Cell, int]] = field(default_factory=list)
-    stopped: list[Cell] = field(default_factory=list)
+    done_before: list[Cell | PeerRun] = field(default_factory=list)
+    finished: list[Cell | PeerRun] = field(default_factory=list)
+    failed: list[tuple[Cell | PeerRun, int]] = field(default_factory=list)
+    stopped: list[Cell | PeerRun] = field(default_factory=list)
     moved: list[tuple[Path, Path]] = field(default_factory=list)
     elsewhere: list[tuple[Cell, str]] = field(default_factory=list)
     signal: int | None = None
@@ -180,39 +200,86 @@ class _Stop:
             signal.signal(sig, handler)
 
 
-def run_local(grid: Grid, parallel: int, say: Callable[[str], None]) -> QueueResult:
-    """Every run that is not done, ``parallel`` at a time, as processes of this machine."""
+@dataclass
+class _Job:
+    """A process the local queue starts: a gdi run or a peer's."""
+
+    argv: list[str]
+    log: Path
+    started: str  # what the queue says as it starts it
+    finish: Callable[[int, bool], None]  # its exit code; whether the queue asked it to stop
+    order: tuple = ()  # environment, seed, then settings before peers
+    cwd: Path | None = None
+
+
+def _cell_job(state: CellState, grid: Grid, result: QueueResult,
+              say: Callable[[str], None]) -> _Job:
+    cell, log = state.cell, log_path(state.cell, grid)
+    how = "resuming at" if state.state == RESUMABLE else "starting"
+    return _Job(train_argv(state, grid), log,
+                f"{cell.name}: {how} {state.frames:,} frames -> {cell.folder} (log {log})",
+                lambda code, told: _record(result, cell, code, grid, say, log),
+                (grid.envs.index(cell.env), cell.seed, 0,
+                 [s.name for s in grid.settings].index(cell.setting.name)))
+
+
+def peer_runs(grid: Grid, names: Sequence[str], result: QueueResult) -> list[PeerRun]:
+    """The named peers' runs that are not done; the done ones go in ``result``."""
+    todo = []
+    for state in peer_states(grid):
+        if state.peer in names:
+            peer = next(p for p in grid.peers if p.name == state.peer)
+            run = PeerRun(peer, state.env, state.seed, state.folder)
+            (result.done_before if state.state == DONE else todo).append(run)
+    return todo
+
+
+def _peer_job(run: PeerRun, grid: Grid, result: QueueResult,
+              say: Callable[[str], None]) -> _Job:
+    log = grid.out / "logs" / run.peer.name / f"{run.folder.name}.log"
+    frames = peer_frames(run.folder)
+    how = f"resuming at {frames:,} frames" if frames else "starting"
+    return _Job(run.peer.argv(run.env, run.seed, run.folder, grid.target), log,
+                f"{run.name}: {how} with its command -> {run.folder} (log {log})",
+                lambda code, told: _record_peer(result, run, code, told, grid, say, log),
+                (grid.envs.index(run.env), run.seed, 1,
+                 [p.name for p in grid.peers].index(run.peer.name)),
+                cwd=grid.path.parent)
+
+
+def run_local(grid: Grid, parallel: int, say: Callable[[str], None],
+              peers: Sequence[str] = ()) -> QueueResult:
+    """Every run that is not done, ``parallel`` at a time, as processes of this machine; with
+    ``peers``, those peers' runs too, each environment's and seed's after the settings'."""
     todo, result = prepare(grid, say)
-    if not todo:
-        return result
-    running: dict[subprocess.Popen, tuple[Cell, object]] = {}
-    queue = list(todo)
+    jobs = [_cell_job(state, grid, result, say) for state in todo]
+    if peers:
+        jobs += [_peer_job(run, grid, result, say) for run in peer_runs(grid, peers, result)]
+        jobs.sort(key=lambda job: job.order)
+    running: dict[subprocess.Popen, tuple[_Job, object]] = {}
     with _Stop() as stop:
-        while queue or running:
-            while queue and len(running) < parallel and stop.signal is None:
-                state = queue.pop(0)
-                log = log_path(state.cell, grid)
-                log.parent.mkdir(parents=True, exist_ok=True)
-                handle = log.open("a", encoding="utf-8")
-                how = "resuming at" if state.state == RESUMABLE else "starting"
-                say(f"{state.cell.name}: {how} {state.frames:,} frames -> {state.cell.folder} "
-                    f"(log {log})")
+        while jobs or running:
+            while jobs and len(running) < parallel and stop.signal is None:
+                job = jobs.pop(0)
+                job.log.parent.mkdir(parents=True, exist_ok=True)
+                handle = job.log.open("a", encoding="utf-8")
+                say(job.started)
                 # A session of its own: a Ctrl-C at the terminal reaches the queue alone, which
                 # passes it on once, so that no run sees it twice.
-                process = subprocess.Popen(train_argv(state, grid), stdout=handle,
-                                           stderr=subprocess.STDOUT, start_new_session=True)
-                running[process] = (state.cell, handle)
+                process = subprocess.Popen(job.argv, stdout=handle, stderr=subprocess.STDOUT,
+                                           start_new_session=True, cwd=job.cwd)
+                running[process] = (job, handle)
             if stop.signal is not None:
                 for process in running:
                     if process.poll() is None and not getattr(process, "told", False):
                         process.send_signal(stop.signal)
                         process.told = True
-                queue.clear()
+                jobs.clear()
             time.sleep(POLL_S)
             for process in [p for p in running if p.poll() is not None]:
-                cell, handle = running.pop(process)
+                job, handle = running.pop(process)
                 handle.close()
-                _record(result, cell, process.returncode, grid, say, log_path(cell, grid))
+                job.finish(process.returncode, getattr(process, "told", False))
         result.signal = stop.signal
     return result
 
@@ -255,6 +322,22 @@ def _record(result: QueueResult, cell: Cell, code: int, grid: Grid,
     else:
         result.failed.append((cell, code))
         say(f"{cell.name}: failed (exit {code}); see {log}")
+
+
+def _record_peer(result: QueueResult, run: PeerRun, code: int, told: bool, grid: Grid,
+                 say: Callable[[str], None], log: Path) -> None:
+    """A peer's run ended: done when its curve reached the target, whatever its exit code (a
+    peer may stop at its budget and at a signal alike)."""
+    frames = peer_frames(run.folder)
+    if frames >= grid.target:
+        result.finished.append(run)
+        say(f"{run.name}: done ({frames:,} frames)")
+    elif told:
+        result.stopped.append(run)
+        say(f"{run.name}: stopped at {frames:,} frames (exit {code}); its command resumes it")
+    else:
+        result.failed.append((run, code))
+        say(f"{run.name}: ended at {frames:,} of {grid.target:,} frames (exit {code}); see {log}")
 
 
 def run_ray(grid: Grid, address: str, cpus_per_run: float,
