@@ -246,10 +246,17 @@ def test_a_closed_setting_does_not_set_the_levels_while_an_open_one_has_run():
 #: A peer that trains nothing: it writes a curve reaching the frames it is given (half of
 #: them with PEER_SHORT set), and notes each call.
 FAKE_PEER = """\
-import os, sys
+import os, signal, sys, time
 folder, frames, spec, seed = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
 os.makedirs(folder, exist_ok=True)
 end = frames // 2 if os.environ.get("PEER_SHORT") else frames
+if os.environ.get("PEER_WAIT"):  # train until a SIGTERM, then keep half the frames
+    stopped = []
+    signal.signal(signal.SIGTERM, lambda *_: stopped.append(1))
+    open(os.path.join(folder, "started"), "w").close()
+    while not stopped:
+        time.sleep(0.05)
+    end = frames // 2
 with open(os.path.join(folder, "calls.txt"), "a") as f:
     f.write(f"{spec} {seed} {os.getcwd()}\\n")
 with open(os.path.join(folder, "curve.csv"), "w") as f:
@@ -293,6 +300,21 @@ def test_peer_runs_are_made_with_the_grids_command_until_their_curve_reaches_the
     assert "P/gym:CartPole-v1/seed 0: resuming at 1,000 frames with its command" in \
         (said := capsys.readouterr().out)
     assert "P/gym:CartPole-v1/seed 0: ended at 1,000 of 2,000 frames (exit 0)" in said
+    # A stop of the queue reaches the peer's command, which keeps what it has: stopped.
+    monkeypatch.delenv("PEER_SHORT")
+    queue = subprocess.Popen([sys.executable, "-m", "gdi", "benchmark", "run", str(path),
+                              "--peer", "P", "--seed", "1"], stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT, env={**os.environ, "PEER_WAIT": "1"})
+    started = tmp_path / "peer" / "gym-CartPole-v1-1" / "started"
+    deadline = time.monotonic() + 60
+    while not started.exists():
+        assert queue.poll() is None and time.monotonic() < deadline, queue.stdout.read().decode()
+        time.sleep(0.1)
+    queue.send_signal(signal.SIGTERM)
+    said = queue.communicate(timeout=60)[0].decode()
+    assert queue.returncode == 143, said
+    assert "P/gym:CartPole-v1/seed 1: stopped at 1,000 frames (exit 0); its command resumes " \
+        "it" in said and "continue with gdi benchmark run" in said and "--peer P" in said
     # Without --peer no peer runs; a peer without a command, or one on Ray, is refused.
     main(["benchmark", "run", str(path)])
     assert "0 of 0 runs done" in capsys.readouterr().out
