@@ -170,22 +170,23 @@ def collect(grid: Grid, at: int) -> tuple[list[System], dict[tuple[str, str], Ga
 def levels_of(grid: Grid, env: str, runs: dict[tuple[str, str], GameRuns], systems, at: int,
               norm: Normalizer) -> tuple[float, ...]:
     """The scores whose frames the table reports: the grid's own, else fractions of the way
-    from random play to the lower system's mean score. A closed setting's runs are reported at
+    from random play (off the Atari-57: the runs' first returns) to the lower system's mean
+    score at ``at``. A closed setting's runs are reported at
     these levels but do not set them while an open system has runs of ``env``: levels drawn
     from a superseded setting's low score sit in the noise of random play (Double Dunk's old
     default at −17.94 put them 0.3 and 0.5 points above random's −18.6)."""
     if env in grid.levels:
         return grid.levels[env]
     ran = [s for s in systems if runs[(s.name, env)].curves]
-    systems = [s for s in ran if s.closed is None] or ran
+    judged = [s for s in ran if s.closed is None] or ran
     finals = [np.mean([c.score_at(at, grid.window) for c in runs[(s.name, env)].curves])
-              for s in systems]
+              for s in judged]
     if not finals:
         return ()
     if norm.name == "HNS":
         start = norm.random
     else:
-        start = float(np.median([c.returns[0] for s in systems
+        start = float(np.median([c.returns[0] for s in judged
                                  for c in runs[(s.name, env)].curves]))
     end = min(finals)
     if end <= start:
@@ -437,8 +438,9 @@ def write_grid_report(grid: Grid, at: int | None = None, out: Path | None = None
               "games, raw scores elsewhere. Normalized AUC: the mean normalized score over "
               f"[0, {at:,}] frames. Frames to levels: the first frames at which the mean of "
               f"a full window of {grid.window} episodes reached the level, median over the "
-              "seeds that reached it (how many, when not all). \"vs peer\": where the peer's interval of "
-              "the normalized AUC lies against the setting's (two seeds or more each).", ""]
+              "seeds that reached it (how many, when not all). \"vs peer\": where the peer's "
+              "interval of the normalized AUC lies against the setting's (two seeds or more "
+              "each).", ""]
     if figure_path is not None:
         lines += [f"![{grid.path.stem}]({figure_path.name})", ""]
     lines += ["## Per environment", "", *table, "", "## Aggregates", ""]
