@@ -256,6 +256,7 @@ if os.environ.get("PEER_WAIT"):  # train until a SIGTERM, then keep half the fra
     open(os.path.join(folder, "started"), "w").close()
     while not stopped:
         time.sleep(0.05)
+    open(os.path.join(folder, "stopped by SIGTERM"), "w").close()
     end = frames // 2
 with open(os.path.join(folder, "calls.txt"), "a") as f:
     f.write(f"{spec} {seed} {os.getcwd()}\\n")
@@ -287,6 +288,7 @@ def test_peer_runs_are_made_with_the_grids_command_until_their_curve_reaches_the
     for seed in (0, 1):
         calls = (tmp_path / "peer" / f"gym-CartPole-v1-{seed}" / "calls.txt").read_text()
         assert calls == f"gym:CartPole-v1 {seed} {tmp_path}\n"  # once, in the grid's folder
+        assert (tmp_path / "runs" / "g" / "logs" / "P" / f"gym-CartPole-v1-{seed}.log").is_file()
     # Done runs are skipped; --seed picks among the peer's runs as among the settings'.
     main(["benchmark", "run", str(path), "--peer", "P", "--seed", "1"])
     assert "1 of 1 chosen runs done" in capsys.readouterr().out
@@ -300,7 +302,8 @@ def test_peer_runs_are_made_with_the_grids_command_until_their_curve_reaches_the
     assert "P/gym:CartPole-v1/seed 0: resuming at 1,000 frames with its command" in \
         (said := capsys.readouterr().out)
     assert "P/gym:CartPole-v1/seed 0: ended at 1,000 of 2,000 frames (exit 0)" in said
-    # A stop of the queue reaches the peer's command, which keeps what it has: stopped.
+    # A stop of the queue reaches the peer's command as SIGTERM (the queue's own here is a
+    # SIGHUP), and the command keeps what it has: stopped.
     monkeypatch.delenv("PEER_SHORT")
     queue = subprocess.Popen([sys.executable, "-m", "gdi", "benchmark", "run", str(path),
                               "--peer", "P", "--seed", "1"], stdout=subprocess.PIPE,
@@ -310,9 +313,10 @@ def test_peer_runs_are_made_with_the_grids_command_until_their_curve_reaches_the
     while not started.exists():
         assert queue.poll() is None and time.monotonic() < deadline, queue.stdout.read().decode()
         time.sleep(0.1)
-    queue.send_signal(signal.SIGTERM)
+    queue.send_signal(signal.SIGHUP)
     said = queue.communicate(timeout=60)[0].decode()
-    assert queue.returncode == 143, said
+    assert queue.returncode == 129, said
+    assert (started.parent / "stopped by SIGTERM").is_file()
     assert "P/gym:CartPole-v1/seed 1: stopped at 1,000 frames (exit 0); its command resumes " \
         "it" in said and "continue with gdi benchmark run" in said and "--peer P" in said
     # Without --peer no peer runs; a peer without a command, or one on Ray, is refused.
@@ -325,6 +329,11 @@ def test_peer_runs_are_made_with_the_grids_command_until_their_curve_reaches_the
         one_line_error(["benchmark", "run", str(path), "--peer", "Q"], capsys)
     assert "runs on this machine only" in one_line_error(
         ["benchmark", "run", str(path), "--peer", "P", "--ray-address", "local"], capsys)
+    # A command whose program is not there is said before anything runs.
+    path.write_text(grid_text.format(frames=2000).replace(sys.executable, "venv/bin/python"))
+    assert f"--peer P: its command's program 'venv/bin/python' is not an executable (looked " \
+        f"up from {tmp_path})" in one_line_error(["benchmark", "run", str(path), "--peer", "P"],
+                                                 capsys)
 
 
 def test_with_peers_each_environment_and_seed_runs_the_settings_then_the_peers():

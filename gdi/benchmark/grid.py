@@ -64,6 +64,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import string
 import tomllib
 from collections.abc import Mapping, Sequence
@@ -235,6 +236,15 @@ class Grid:
                 raise ValueError(f"--peer {name}: [peers.{name}] in {self.path.name} has no "
                                  f"command, so its runs are made by hand; allowed: "
                                  f"{with_command}")
+            # Said before any run starts, not hours later when its first run's turn comes.
+            program = peer.command[0]
+            where = self.path.parent.absolute() / program  # an absolute program stays itself
+            if not ((where.is_file() and os.access(where, os.X_OK)) if "/" in program
+                    else shutil.which(program)):
+                raise ValueError(f"--peer {name}: its command's program {program!r} is not an "
+                                 f"executable (looked up from {self.path.parent.absolute()}); "
+                                 "make it, or change [peers."
+                                 f"{name}] command in {self.path.name}")
         return tuple(names)
 
     def peer_folder(self, peer: Peer, env: str, seed: int) -> Path:

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gdi.benchmark.curves import peer_frames
-from gdi.benchmark.grid import Cell, Grid, Peer
+from gdi.benchmark.grid import Cell, Grid, Peer, env_slug
 from gdi.benchmark.records import (
     carried_checkpoint,
     carry_checkpoint,
@@ -210,6 +210,7 @@ class _Job:
     finish: Callable[[int, bool], None]  # its exit code; whether the queue asked it to stop
     order: tuple = ()  # environment, seed, then settings before peers
     cwd: Path | None = None
+    stop_with: int | None = None  # the signal that stops it (None: the one the queue got)
 
 
 def _cell_job(state: CellState, grid: Grid, result: QueueResult,
@@ -236,7 +237,7 @@ def peer_runs(grid: Grid, names: Sequence[str], result: QueueResult) -> list[Pee
 
 def _peer_job(run: PeerRun, grid: Grid, result: QueueResult,
               say: Callable[[str], None]) -> _Job:
-    log = grid.out / "logs" / run.peer.name / f"{run.folder.name}.log"
+    log = grid.out / "logs" / run.peer.name / f"{env_slug(run.env)}-{run.seed}.log"
     frames = peer_frames(run.folder)
     how = f"resuming at {frames:,} frames" if frames else "starting"
     return _Job(run.peer.argv(run.env, run.seed, run.folder, grid.target), log,
@@ -244,7 +245,10 @@ def _peer_job(run: PeerRun, grid: Grid, result: QueueResult,
                 lambda code, told: _record_peer(result, run, code, told, grid, say, log),
                 (grid.envs.index(run.env), run.seed, 1,
                  [p.name for p in grid.peers].index(run.peer.name)),
-                cwd=grid.path.parent)
+                cwd=grid.path.parent,
+                # SIGTERM, whatever stopped the queue: the conventional "checkpoint and stop"
+                # (appo_peer.py keeps a checkpoint on SIGTERM and SIGINT, not on SIGHUP).
+                stop_with=signal.SIGTERM)
 
 
 def run_local(grid: Grid, parallel: int, say: Callable[[str], None],
@@ -264,15 +268,22 @@ def run_local(grid: Grid, parallel: int, say: Callable[[str], None],
                 job.log.parent.mkdir(parents=True, exist_ok=True)
                 handle = job.log.open("a", encoding="utf-8")
                 say(job.started)
-                # A session of its own: a Ctrl-C at the terminal reaches the queue alone, which
-                # passes it on once, so that no run sees it twice.
-                process = subprocess.Popen(job.argv, stdout=handle, stderr=subprocess.STDOUT,
-                                           start_new_session=True, cwd=job.cwd)
+                try:
+                    # A session of its own: a Ctrl-C at the terminal reaches the queue alone,
+                    # which passes it on once, so that no run sees it twice.
+                    process = subprocess.Popen(job.argv, stdout=handle,
+                                               stderr=subprocess.STDOUT,
+                                               start_new_session=True, cwd=job.cwd)
+                except OSError as err:  # a program gone since the queue began: that run fails
+                    handle.close()
+                    say(f"could not start {job.argv[0]} ({err})")
+                    job.finish(127, False)
+                    continue
                 running[process] = (job, handle)
             if stop.signal is not None:
-                for process in running:
+                for process, (job, _) in running.items():
                     if process.poll() is None and not getattr(process, "told", False):
-                        process.send_signal(stop.signal)
+                        process.send_signal(job.stop_with or stop.signal)
                         process.told = True
                 jobs.clear()
             time.sleep(POLL_S)

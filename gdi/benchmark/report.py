@@ -171,10 +171,11 @@ def levels_of(grid: Grid, env: str, runs: dict[tuple[str, str], GameRuns], syste
               norm: Normalizer) -> tuple[float, ...]:
     """The scores whose frames the table reports: the grid's own, else fractions of the way
     from random play (off the Atari-57: the runs' first returns) to the lower system's mean
-    score at ``at``. A closed setting's runs are reported at
-    these levels but do not set them while an open system has runs of ``env``: levels drawn
-    from a superseded setting's low score sit in the noise of random play (Double Dunk's old
-    default at −17.94 put them 0.3 and 0.5 points above random's −18.6)."""
+    score at ``at``. A closed setting's runs are reported at these levels but do not set them
+    while an open system has runs of ``env`` at ``at`` (until then they do, so the levels may
+    move as the open runs arrive): levels drawn from a superseded setting's low score sit in
+    the noise of random play (Double Dunk's old default at −17.94 put them 0.3 and 0.5 points
+    above random's −18.6)."""
     if env in grid.levels:
         return grid.levels[env]
     ran = [s for s in systems if runs[(s.name, env)].curves]
