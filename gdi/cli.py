@@ -733,7 +733,7 @@ def benchmark_status(grid: Positional[Path]) -> None:
     """Where each run of a grid stands (new, running, resumable, unstarted, done; kept or
     carried: records of a run whose folder is elsewhere; "(closed)": of a setting the grid no
     longer runs), read from the run folders and the kept records, and each peer's run (new,
-    partial, carried, done), read from its curve.
+    partial, carried, done, read from its curve; running: a queue's `--peer` is making it).
 
     Args:
         grid: The grid's TOML file.

@@ -293,8 +293,19 @@ def test_peer_runs_are_made_with_the_grids_command_until_their_curve_reaches_the
     main(["benchmark", "run", str(path), "--peer", "P", "--seed", "1"])
     assert "1 of 1 chosen runs done" in capsys.readouterr().out
     assert (tmp_path / "peer" / "gym-CartPole-v1-1" / "calls.txt").read_text().count("\n") == 1
-    # A run whose command ends short of the target failed, whatever its exit code (0 here).
+    # A run whose log another queue holds (its command running there) is left to it.
     path.write_text(grid_text.format(frames=2000))
+    import fcntl
+
+    with (tmp_path / "runs" / "g" / "logs" / "P" / "gym-CartPole-v1-0.log").open("a") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        main(["benchmark", "run", str(path), "--peer", "P", "--seed", "0"])
+        said = capsys.readouterr().out
+        assert "P/gym:CartPole-v1/seed 0: already running (another process holds its log" in \
+            said and "1 running in other processes" in said
+        assert [s.state for s in peer_states(load_grid(path)) if s.peer == "P"] == \
+            ["running", "partial"]
+    # A run whose command ends short of the target failed, whatever its exit code (0 here).
     monkeypatch.setenv("PEER_SHORT", "1")
     with pytest.raises(SystemExit) as stop:
         main(["benchmark", "run", str(path), "--peer", "P", "--seed", "0"])

@@ -17,6 +17,7 @@ done when its ``curve.csv`` reaches the target, and the command itself resumes a
 from __future__ import annotations
 
 import dataclasses
+import fcntl
 import signal
 import subprocess
 import sys
@@ -26,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gdi.benchmark.curves import peer_frames
-from gdi.benchmark.grid import Cell, Grid, Peer, env_slug
+from gdi.benchmark.grid import Cell, Grid, Peer
 from gdi.benchmark.records import (
     carried_checkpoint,
     carry_checkpoint,
@@ -45,6 +46,7 @@ from gdi.benchmark.state import (
     CellState,
     grid_states,
     move_aside,
+    peer_log,
     peer_states,
 )
 from gdi.config import PLACEMENT_FIELDS, Config, apply_overrides
@@ -131,7 +133,7 @@ class QueueResult:
     failed: list[tuple[Cell | PeerRun, int]] = field(default_factory=list)
     stopped: list[Cell | PeerRun] = field(default_factory=list)
     moved: list[tuple[Path, Path]] = field(default_factory=list)
-    elsewhere: list[tuple[Cell, str]] = field(default_factory=list)
+    elsewhere: list[tuple[Cell | PeerRun, str]] = field(default_factory=list)
     signal: int | None = None
 
 
@@ -204,6 +206,7 @@ class _Stop:
 class _Job:
     """A process the local queue starts: a gdi run or a peer's."""
 
+    run: Cell | PeerRun
     argv: list[str]
     log: Path
     started: str  # what the queue says as it starts it
@@ -211,36 +214,47 @@ class _Job:
     order: tuple = ()  # environment, seed, then settings before peers
     cwd: Path | None = None
     stop_with: int | None = None  # the signal that stops it (None: the one the queue got)
+    lock_log: bool = False  # hold a lock on its log while it runs (a peer's: it has no other)
 
 
 def _cell_job(state: CellState, grid: Grid, result: QueueResult,
               say: Callable[[str], None]) -> _Job:
     cell, log = state.cell, log_path(state.cell, grid)
     how = "resuming at" if state.state == RESUMABLE else "starting"
-    return _Job(train_argv(state, grid), log,
+    return _Job(cell, train_argv(state, grid), log,
                 f"{cell.name}: {how} {state.frames:,} frames -> {cell.folder} (log {log})",
                 lambda code, told: _record(result, cell, code, grid, say, log),
                 (grid.envs.index(cell.env), cell.seed, 0,
                  [s.name for s in grid.settings].index(cell.setting.name)))
 
 
-def peer_runs(grid: Grid, names: Sequence[str], result: QueueResult) -> list[PeerRun]:
-    """The named peers' runs that are not done; the done ones go in ``result``."""
+def peer_runs(grid: Grid, names: Sequence[str], result: QueueResult,
+              say: Callable[[str], None]) -> list[PeerRun]:
+    """The named peers' runs that are not done; the done ones, and those another queue is
+    making, go in ``result``."""
     todo = []
     for state in peer_states(grid):
         if state.peer in names:
             peer = next(p for p in grid.peers if p.name == state.peer)
             run = PeerRun(peer, state.env, state.seed, state.folder)
-            (result.done_before if state.state == DONE else todo).append(run)
+            if state.state == RUNNING:
+                _elsewhere(result, run, peer_log(grid, peer.name, run.env, run.seed), say)
+            else:
+                (result.done_before if state.state == DONE else todo).append(run)
     return todo
+
+
+def _elsewhere(result: QueueResult, run: PeerRun, log: Path, say: Callable[[str], None]) -> None:
+    result.elsewhere.append((run, "another process"))
+    say(f"{run.name}: already running (another process holds its log {log}); left to it")
 
 
 def _peer_job(run: PeerRun, grid: Grid, result: QueueResult,
               say: Callable[[str], None]) -> _Job:
-    log = grid.out / "logs" / run.peer.name / f"{env_slug(run.env)}-{run.seed}.log"
+    log = peer_log(grid, run.peer.name, run.env, run.seed)
     frames = peer_frames(run.folder)
     how = f"resuming at {frames:,} frames" if frames else "starting"
-    return _Job(run.peer.argv(run.env, run.seed, run.folder, grid.target), log,
+    return _Job(run, run.peer.argv(run.env, run.seed, run.folder, grid.target), log,
                 f"{run.name}: {how} with its command -> {run.folder} (log {log})",
                 lambda code, told: _record_peer(result, run, code, told, grid, say, log),
                 (grid.envs.index(run.env), run.seed, 1,
@@ -248,7 +262,7 @@ def _peer_job(run: PeerRun, grid: Grid, result: QueueResult,
                 cwd=grid.path.parent,
                 # SIGTERM, whatever stopped the queue: the conventional "checkpoint and stop"
                 # (appo_peer.py keeps a checkpoint on SIGTERM and SIGINT, not on SIGHUP).
-                stop_with=signal.SIGTERM)
+                stop_with=signal.SIGTERM, lock_log=True)
 
 
 def run_local(grid: Grid, parallel: int, say: Callable[[str], None],
@@ -258,7 +272,8 @@ def run_local(grid: Grid, parallel: int, say: Callable[[str], None],
     todo, result = prepare(grid, say)
     jobs = [_cell_job(state, grid, result, say) for state in todo]
     if peers:
-        jobs += [_peer_job(run, grid, result, say) for run in peer_runs(grid, peers, result)]
+        jobs += [_peer_job(run, grid, result, say)
+                 for run in peer_runs(grid, peers, result, say)]
         jobs.sort(key=lambda job: job.order)
     running: dict[subprocess.Popen, tuple[_Job, object]] = {}
     with _Stop() as stop:
@@ -267,6 +282,13 @@ def run_local(grid: Grid, parallel: int, say: Callable[[str], None],
                 job = jobs.pop(0)
                 job.log.parent.mkdir(parents=True, exist_ok=True)
                 handle = job.log.open("a", encoding="utf-8")
+                if job.lock_log:
+                    try:  # held by the command too (its stdout), for as long as it lives
+                        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    except BlockingIOError:  # another queue began it since this one looked
+                        handle.close()
+                        _elsewhere(result, job.run, job.log, say)
+                        continue
                 say(job.started)
                 try:
                     # A session of its own: a Ctrl-C at the terminal reaches the queue alone,

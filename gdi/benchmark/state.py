@@ -20,12 +20,14 @@ state: a grid copied to another machine with its folders goes on from there).
 
 from __future__ import annotations
 
+import fcntl
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from gdi.benchmark.curves import peer_frames
-from gdi.benchmark.grid import Cell, Grid
+from gdi.benchmark.grid import Cell, Grid, env_slug
 from gdi.benchmark.records import CARRIED as CARRIED_FOLDER
 from gdi.benchmark.records import carried_checkpoint
 from gdi.run_files import EVAL_DIR, list_checkpoints
@@ -143,8 +145,34 @@ class PeerState:
     env: str
     seed: int
     folder: Path
-    state: str  # new (no curve), done (at the target), carried or partial (short of it)
+    state: str  # new (no curve), done (at the target), carried or partial (short of it),
+    # running (a queue's command is making it)
     frames: int
+
+
+def peer_log(grid: Grid, peer: str, env: str, seed: int) -> Path:
+    """Where ``gdi benchmark run --peer`` writes a peer run's output. The queue holds a lock
+    on it for as long as the run's command lives (the command inherits it): a peer's run has
+    no lock of its own that another queue could see."""
+    return grid.out / "logs" / peer / f"{env_slug(env)}-{seed}.log"
+
+
+def log_held(path: Path) -> bool:
+    """Whether a live process holds the lock on a peer run's log (the lock is tried and let go
+    at once)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    else:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return False
+    finally:
+        os.close(fd)
 
 
 def peer_states(grid: Grid) -> list[PeerState]:
@@ -155,10 +183,12 @@ def peer_states(grid: Grid) -> list[PeerState]:
             for seed in peer.seeds:
                 folder = grid.peer_folder(peer, env, seed)
                 frames = peer_frames(folder)
-                if not (folder / "curve.csv").is_file():
-                    state = NEW
-                elif frames >= grid.target:
+                if frames >= grid.target:
                     state = DONE
+                elif log_held(peer_log(grid, peer.name, env, seed)):
+                    state = RUNNING
+                elif not (folder / "curve.csv").is_file():
+                    state = NEW
                 else:
                     state = CARRIED if any((folder / CARRIED_FOLDER).glob("*/*.pth")) \
                         else PARTIAL
