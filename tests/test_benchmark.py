@@ -289,9 +289,16 @@ def test_peer_runs_are_made_with_the_grids_command_until_their_curve_reaches_the
         calls = (tmp_path / "peer" / f"gym-CartPole-v1-{seed}" / "calls.txt").read_text()
         assert calls == f"gym:CartPole-v1 {seed} {tmp_path}\n"  # once, in the grid's folder
         assert (tmp_path / "runs" / "g" / "logs" / "P" / f"gym-CartPole-v1-{seed}.log").is_file()
-    # Done runs are skipped; --seed picks among the peer's runs as among the settings'.
+    # Done runs are skipped; --seed picks among the peer's runs as among the settings', a
+    # seed of the peer's own (not the grid's) too.
     main(["benchmark", "run", str(path), "--peer", "P", "--seed", "1"])
     assert "1 of 1 chosen runs done" in capsys.readouterr().out
+    own = tmp_path / "own.toml"
+    own.write_text(grid_text.format(frames=1000).replace(
+        "[peers.hand]", "seeds = [0, 1, 7]\n[peers.hand]"))
+    main(["benchmark", "run", str(own), "--peer", "P", "--seed", "7"])
+    assert "1 of 1 chosen runs done" in capsys.readouterr().out
+    assert (tmp_path / "peer" / "gym-CartPole-v1-7" / "calls.txt").is_file()
     assert (tmp_path / "peer" / "gym-CartPole-v1-1" / "calls.txt").read_text().count("\n") == 1
     # A run whose log another queue holds (its command running there) is left to it.
     path.write_text(grid_text.format(frames=2000))

@@ -198,9 +198,10 @@ class Grid:
         where none is named): the runs ``gdi benchmark run --setting S --env E --seed N``
         runs, in the grid's order. A name the grid does not have is an error naming what it
         has."""
+        every_seed = sorted({*self.seeds, *(n for p in self.peers for n in p.seeds)})
         for option, chosen, allowed in (("--setting", settings, [s.name for s in self.settings]),
                                         ("--env", envs, list(self.envs)),
-                                        ("--seed", seeds, list(self.seeds))):
+                                        ("--seed", seeds, every_seed)):  # a peer's own too
             for name in chosen:
                 if name not in allowed:
                     raise ValueError(f"{option} {name}: not in the grid {self.path.name}; "
