@@ -20,9 +20,7 @@ state: a grid copied to another machine with its folders goes on from there).
 
 from __future__ import annotations
 
-import fcntl
 import json
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,7 +29,7 @@ from gdi.benchmark.grid import Cell, Grid, env_slug
 from gdi.benchmark.records import CARRIED as CARRIED_FOLDER
 from gdi.benchmark.records import carried_checkpoint
 from gdi.run_files import EVAL_DIR, list_checkpoints
-from gdi.runtime.run_folder.run_dir import lock_holder
+from gdi.runtime.run_folder.run_dir import flock_holder, lock_holder
 
 NEW, RESUMABLE, DONE, RUNNING, UNSTARTED = "new", "resumable", "done", "running", "unstarted"
 KEPT, CARRIED = "kept", "carried"
@@ -158,21 +156,8 @@ def peer_log(grid: Grid, peer: str, env: str, seed: int) -> Path:
 
 
 def log_held(path: Path) -> bool:
-    """Whether a live process holds the lock on a peer run's log (the lock is tried and let go
-    at once)."""
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return True
-    else:
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        return False
-    finally:
-        os.close(fd)
+    """Whether a live process holds the lock on a peer run's log."""
+    return flock_holder(path) is not None
 
 
 def peer_states(grid: Grid) -> list[PeerState]:

@@ -199,7 +199,12 @@ class RunLock:
 def lock_holder(run_dir: Path) -> str | None:
     """The PID (as written) of the live process that holds ``run_dir``'s RunLock, or None when
     no process does (the lock is tried and let go at once)."""
-    path = Path(run_dir) / LOCK_FILE
+    return flock_holder(Path(run_dir) / LOCK_FILE)
+
+
+def flock_holder(path: Path) -> str | None:
+    """The start of ``path`` (a lock file's PID) when a live process holds an exclusive flock on
+    it, else None (no such file, or no holder: the lock is tried and let go at once)."""
     try:
         fd = os.open(path, os.O_RDONLY)
     except OSError:
