@@ -118,6 +118,7 @@ class PeerRun:
     env: str
     seed: int
     folder: Path
+    frames: int = 0  # on its curve when the queue looked
 
     @property
     def name(self) -> str:
@@ -233,12 +234,12 @@ def peer_runs(grid: Grid, names: Sequence[str], result: QueueResult,
     """The named peers' runs that are not done; the done ones, and those another queue is
     making, go in ``result``."""
     todo = []
+    by_name = {peer.name: peer for peer in grid.peers}
     for state in peer_states(grid):
         if state.peer in names:
-            peer = next(p for p in grid.peers if p.name == state.peer)
-            run = PeerRun(peer, state.env, state.seed, state.folder)
+            run = PeerRun(by_name[state.peer], state.env, state.seed, state.folder, state.frames)
             if state.state == RUNNING:
-                _elsewhere(result, run, peer_log(grid, peer.name, run.env, run.seed), say)
+                _elsewhere(result, run, peer_log(grid, state.peer, run.env, run.seed), say)
             else:
                 (result.done_before if state.state == DONE else todo).append(run)
     return todo
@@ -252,8 +253,7 @@ def _elsewhere(result: QueueResult, run: PeerRun, log: Path, say: Callable[[str]
 def _peer_job(run: PeerRun, grid: Grid, result: QueueResult,
               say: Callable[[str], None]) -> _Job:
     log = peer_log(grid, run.peer.name, run.env, run.seed)
-    frames = peer_frames(run.folder)
-    how = f"resuming at {frames:,} frames" if frames else "starting"
+    how = f"resuming at {run.frames:,} frames" if run.frames else "starting"
     return _Job(run, run.peer.argv(run.env, run.seed, run.folder, grid.target), log,
                 f"{run.name}: {how} with its command -> {run.folder} (log {log})",
                 lambda code, told: _record_peer(result, run, code, told, grid, say, log),
