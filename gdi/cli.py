@@ -895,6 +895,40 @@ def _commands() -> dict:
     }
 
 
+def one_line_args(doc: str | None) -> str | None:
+    """``doc`` with each entry of its ``Args:`` section on one line: a line indented deeper than
+    the entry it follows is joined onto it. tyro shows a function's argument descriptions with
+    their line breaks kept (a dataclass field's it joins), so an option's help broke where the
+    source did, mid-sentence; joined, tyro wraps it to the terminal."""
+    if not doc:
+        return doc
+    lines: list[str] = []
+    section = entry = None  # indents: of the "Args:" line, of its entries
+    for line in doc.splitlines():
+        indent = len(line) - len(line.lstrip())
+        if section is not None and (not line.strip() or indent <= section):
+            section = entry = None  # a blank line or a dedent ends the section
+        if section is not None:
+            if entry is None:
+                entry = indent
+            if indent > entry:
+                lines[-1] += " " + line.strip()
+                continue
+        elif line.strip() == "Args:":
+            section = indent
+        lines.append(line)
+    return "\n".join(lines) + ("\n" if doc.endswith("\n") else "")
+
+
+def _commands_with_one_line_args() -> dict:
+    """The commands, each function tyro reads (the nested ones too) with its ``Args:``
+    entries on one line (``one_line_args``)."""
+    commands = _commands()
+    for function in (*commands.values(), *ANALYSES.values(), *BENCHMARK_COMMANDS.values()):
+        function.__doc__ = one_line_args(function.__doc__)
+    return commands
+
+
 def merged_option(args: list[str], option: str = "--set") -> list[str]:
     """``args`` with every ``option`` group joined into the first: ``--set a=1 --set b=2`` as
     ``--set a=1 b=2`` (argparse, under tyro, would keep only the last group's values and drop
@@ -1013,7 +1047,7 @@ def main(argv: list[str] | None = None) -> None:
         _fail(ValueError(unknown), EXIT_USER_ERROR)
     try:
         code = tyro.extras.subcommand_cli_from_dict(
-            _commands(),
+            _commands_with_one_line_args(),
             prog="gdi",
             description=(f"gdi {gdi.__version__}: Generalized Data Distribution Iteration. "
                          "`gdi --version` prints the version; `gdi --tyro-write-completion "

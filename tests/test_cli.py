@@ -361,3 +361,22 @@ def test_a_bundles_report_goes_outside_it(bundle, tmp_path, capsys, monkeypatch)
                    "export, which is kept as exported; allowed: a folder outside it (default "
                    "reports/breakout-bundle)")
     assert bundle_files(bundle) == before and not (bundle / "report").exists()
+
+
+def test_an_options_help_is_one_paragraph_wrapped_to_the_terminal_not_to_the_source():
+    from gdi.cli import one_line_args
+
+    doc = ("Do it.\n\n    Args:\n        a: First line\n            goes on\n"
+           "            (and on).\n        b: Short.\n\n    More text\n        indented.\n")
+    assert one_line_args(doc) == ("Do it.\n\n    Args:\n        a: First line goes on (and on).\n"
+                                  "        b: Short.\n\n    More text\n        indented.\n")
+    assert one_line_args(None) is None and one_line_args("One line.") == "One line."
+    # As a user sees it, on a wide terminal: each option's help on one line, wherever the
+    # source broke it (train's --frames, and a nested command's, benchmark run's --peer).
+    for command, words in ((["train"], "Frame budget, e.g. 1000000 or 1e6 (default: the "
+                            "scale's budget, which `gdi config --env ENV` prints)."),
+                           (["benchmark", "run"], "(run in the grid file's folder; on this "
+                            "machine only): environment by environment and seed by seed")):
+        shown = subprocess.run([sys.executable, "-m", "gdi.cli", *command, "--help"],
+                               capture_output=True, text=True, env={"COLUMNS": "250"}).stdout
+        assert words in shown, (command, shown)
