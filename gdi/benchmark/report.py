@@ -362,9 +362,11 @@ def figure(grid: Grid, systems: list[System], runs: dict, at: int, path: Path) -
         if norm.name == "HNS":
             ax.axhline(norm.random, color="0.6", lw=0.8, ls=":")
         seeds = ", ".join(f"{s.name} {len(runs[(s.name, env)].curves)}" for s in systems)
-        # A plot is 3.6 inches wide, ~45 characters of 9 pt: more systems wrap the title
-        ax.set_title(textwrap.fill(f"{env.split(':', 1)[-1]} (seeds: {seeds})", 45),
-                     fontsize=9)
+        # The game on a line of its own, the seeds below it: a plot is 3.6 inches wide, ~55
+        # characters of 7 pt, so more systems wrap the seeds' line, never the game's name.
+        ax.set_title(env.split(":", 1)[-1], fontsize=9, loc="left")
+        ax.set_title(textwrap.fill(f"seeds: {seeds}", 55), fontsize=7, loc="right",
+                     color="0.35")
         ax.tick_params(labelsize=7)
         ax.set_xlabel(f"frames ({unit_name})", fontsize=7)
     for ax in list(axes.flat)[len(envs):]:
