@@ -11,11 +11,21 @@ were).
 A run is a gdi run folder or its records (``meta.jsonl``) or a ``benchmarks/appo_peer.py``
 experiment folder or its records (``curve_episodes.csv``). Prints a Markdown table, one row per
 run: the mean return of the episodes that ended in each block [a, b) of frames, and how many.
+
+With ``--metric KEY`` (repeatable), a row per gdi run and key too: the mean of that learner
+statistic of ``metrics.jsonl`` (``losses/entropy``, ``stats/pg_clipped_frac``, ...) over the
+rows logged in each block, and how many, to read beside the returns when a run's return
+changes (did the entropy fall, the clipping grow?)::
+
+    python -m benchmarks.return_by_frames --edges 0 1e6 2e6 3e6 \\
+        --run "seed 1=benchmarks/results/atari10-scaled/DoubleDunk-1" \\
+        --metric losses/entropy stats/pg_clipped_frac losses/grad_norm
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 from collections.abc import Sequence
 from itertools import pairwise
 from pathlib import Path
@@ -44,13 +54,33 @@ def block_means(frames: np.ndarray, returns: np.ndarray, edges: Sequence[float]
     return [(float(m), int(n)) for m, n in zip(means, counts, strict=True)]
 
 
-def table(runs: Sequence[tuple[str, Path]], edges: Sequence[float]) -> str:
+def metric(run: Path, key: str) -> tuple[np.ndarray, np.ndarray]:
+    """Frames and values of one learner statistic over a gdi run's ``metrics.jsonl`` rows that
+    log it."""
+    path = run / "metrics.jsonl"
+    if not path.is_file():
+        raise ValueError(f"--metric {key}: {run} has no metrics.jsonl (a gdi run's learner "
+                         "statistics; a peer's run has none)")
+    rows = [row for row in map(json.loads, path.read_text().splitlines()) if key in row]
+    if not rows:
+        raise ValueError(f"--metric {key}: no row of {path} has it; allowed: a key of its rows, "
+                         "e.g. losses/entropy, stats/pg_clipped_frac, losses/grad_norm")
+    return (np.array([row["frames"] for row in rows], dtype=float),
+            np.array([row[key] for row in rows], dtype=float))
+
+
+def table(runs: Sequence[tuple[str, Path]], edges: Sequence[float],
+          metrics: Sequence[str] = ()) -> str:
     head = " | ".join(f"{a / 1e6:g}-{b / 1e6:g}M" for a, b in pairwise(edges))
     lines = [f"| run | {head} |", "| --- |" + " ---: |" * (len(edges) - 1)]
     for name, run in runs:
-        cells = ["—" if n == 0 else f"{mean:,.2f} ({n})"
-                 for mean, n in block_means(*episodes(run), edges)]
-        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+        # (label, series, decimals): the returns, then each statistic (most lie in [0, 3])
+        rows = [(name, episodes(run), 2)] + [(f"{name}: {key}", metric(run, key), 3)
+                                             for key in metrics]
+        for label, (frames, values), decimals in rows:
+            cells = ["—" if n == 0 else f"{mean:,.{decimals}f} ({n})"
+                     for mean, n in block_means(frames, values, edges)]
+            lines.append(f"| {label} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
@@ -60,12 +90,17 @@ def main(argv: Sequence[str] | None = None) -> int:
                         metavar="NAME=FOLDER", help="a run to read (repeatable)")
     parser.add_argument("--edges", nargs="+", type=float, required=True,
                         help="the blocks' edges in frames, increasing (at least two)")
+    parser.add_argument("--metric", nargs="+", action="extend", default=[], metavar="KEY",
+                        help="learner statistics of each gdi run's metrics.jsonl, a row each")
     args = parser.parse_args(argv)
     edges = args.edges
     if len(edges) < 2 or any(b <= a for a, b in pairwise(edges)):
         parser.error(f"--edges {' '.join(f'{e:g}' for e in edges)}: allowed: two or more "
                      "frame counts, each larger than the one before")
-    print(table(args.run, edges))
+    try:
+        print(table(args.run, edges, args.metric))
+    except ValueError as err:
+        parser.error(str(err))
     return 0
 
 
