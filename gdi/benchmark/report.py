@@ -66,7 +66,7 @@ class GameRuns:
     """One system's runs of one environment: those at the frames compared, those behind."""
 
     curves: list[RunCurve]
-    behind: list[tuple[int, int]]  # (seed, frames trained)
+    behind: list[tuple[int, int]]  # (seed, frames trained): short of the frames, or no episode
     missing: list[int]  # seeds with no run yet
 
 
@@ -418,8 +418,12 @@ def write_grid_report(grid: Grid, at: int | None = None, out: Path | None = None
                          f"{_iv(st.auc, 3)} | {to} |{versus}")
     # A closed setting's runs that never started never will: only those it left short are
     # listed.
+    # A run listed as behind at the frames compared or past them has no episode to read (a
+    # long episode, or one a resume restarted): said so, not "at N frames" as if short of them.
     behind = [f"- {s.name} on {env}: " + ", ".join(
-                  [f"seed {seed} at {frames:,} frames" for seed, frames in entry.behind]
+                  [f"seed {seed} at {frames:,} frames"
+                   + (", with no training episode ended" if frames >= at else "")
+                   for seed, frames in entry.behind]
                   + [f"seed {seed} " + ("has no curve file" if s.peer else "not started")
                      for seed in ([] if s.closed else entry.missing)])
               + (" (closed)" if s.closed else "")
@@ -496,7 +500,7 @@ def write_page_block(page: Path, report: GridReport, grid: Grid, at: int) -> Pat
     block += [*report.sections["Per environment"], "", "**Aggregates.**", "",
               *report.sections["Aggregates"]]
     if report.sections["Not in these numbers"]:
-        block += ["", "**Not in these numbers** (runs behind or not started):", "",
+        block += ["", "**Not in these numbers** (runs behind, not started or with no episode yet):", "",
                   *report.sections["Not in these numbers"]]
     begin, end = page_markers(grid)
     wrapped = "\n".join([begin, *block, end]) + "\n"
