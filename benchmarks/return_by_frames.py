@@ -74,11 +74,12 @@ def table(runs: Sequence[tuple[str, Path]], edges: Sequence[float],
     head = " | ".join(f"{a / 1e6:g}-{b / 1e6:g}M" for a, b in pairwise(edges))
     lines = [f"| run | {head} |", "| --- |" + " ---: |" * (len(edges) - 1)]
     for name, run in runs:
-        # (label, series, decimals): the returns, then each statistic (most lie in [0, 3])
-        rows = [(name, episodes(run), 2)] + [(f"{name}: {key}", metric(run, key), 3)
-                                             for key in metrics]
-        for label, (frames, values), decimals in rows:
-            cells = ["—" if n == 0 else f"{mean:,.{decimals}f} ({n})"
+        # (label, series, format): the returns with two decimals, then each statistic with
+        # four significant digits (a learning rate of 3e-4 and a gradient norm of 38 alike)
+        rows = [(name, episodes(run), ",.2f")] + [(f"{name}: {key}", metric(run, key), ",.4g")
+                                                  for key in metrics]
+        for label, (frames, values), spec in rows:
+            cells = ["—" if n == 0 else f"{mean:{spec}} ({n})"
                      for mean, n in block_means(frames, values, edges)]
             lines.append(f"| {label} | " + " | ".join(cells) + " |")
     return "\n".join(lines)

@@ -57,16 +57,17 @@ def test_edges_must_increase(tmp_path, capsys):
 def test_a_learner_statistic_per_block_is_the_mean_of_the_rows_logged_in_it(tmp_path, capsys):
     gdi, peer = write_runs(tmp_path)
     # (frames, entropy); clip is logged on two rows only: a block with none shows "—"
-    rows = [(50_000, 2.5, 0.25), (150_000, 2.0, None), (180_000, 1.5, 0.5), (250_000, 1.0, None)]
+    rows = [(50_000, 2.5, 0.00025), (150_000, 2.0, None), (180_000, 1.5, 0.5), (250_000, 1.0, None)]
     (gdi / "metrics.jsonl").write_text("".join(json.dumps(
         {"frames": f, "losses/entropy": e} | ({} if c is None else {"stats/clip": c})) + "\n"
         for f, e, c in rows))
     main(["--edges", "0", "1e5", "2e5", "3e5", "--run", f"gdi={gdi}",
           "--metric", "losses/entropy", "--metric", "stats/clip"])
     lines = capsys.readouterr().out.splitlines()
-    # by hand: entropy 2.5 | (2.0 + 1.5) / 2 | 1.0; clip 0.25 | 0.5 | none
-    assert lines[3] == "| gdi: losses/entropy | 2.500 (1) | 1.750 (2) | 1.000 (1) |"
-    assert lines[4] == "| gdi: stats/clip | 0.250 (1) | 0.500 (1) | — |"
+    # by hand: entropy 2.5 | (2.0 + 1.5) / 2 | 1.0; clip 0.00025 | 0.5 | none (four significant
+    # digits, whatever the magnitude)
+    assert lines[3] == "| gdi: losses/entropy | 2.5 (1) | 1.75 (2) | 1 (1) |"
+    assert lines[4] == "| gdi: stats/clip | 0.00025 (1) | 0.5 (1) | — |"
     with pytest.raises(SystemExit):
         main(["--edges", "0", "1e5", "--run", f"peer={peer}", "--metric", "losses/entropy"])
     assert "has no metrics.jsonl" in capsys.readouterr().err
