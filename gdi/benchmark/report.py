@@ -417,9 +417,8 @@ def write_grid_report(grid: Grid, at: int | None = None, out: Path | None = None
                          f"{_iv(st.normalized, 3) if norm.name == 'HNS' else '—'} | "
                          f"{_iv(st.auc, 3)} | {to} |{versus}")
     # A closed setting's runs that never started never will: only those it left short are
-    # listed.
-    # A run listed as behind at the frames compared or past them has no episode to read (a
-    # long episode, or one a resume restarted): said so, not "at N frames" as if short of them.
+    # listed. A run behind at the frames compared or past them has no episode to read (a long
+    # episode, or one a resume restarted): said so, not "at N frames" as if short of them.
     behind = [f"- {s.name} on {env}: " + ", ".join(
                   [f"seed {seed} at {frames:,} frames"
                    + (", with no training episode ended" if frames >= at else "")
@@ -500,8 +499,8 @@ def write_page_block(page: Path, report: GridReport, grid: Grid, at: int) -> Pat
     block += [*report.sections["Per environment"], "", "**Aggregates.**", "",
               *report.sections["Aggregates"]]
     if report.sections["Not in these numbers"]:
-        block += ["", "**Not in these numbers** (runs behind, not started or with no episode yet):", "",
-                  *report.sections["Not in these numbers"]]
+        block += ["", "**Not in these numbers** (runs behind, not started or with no episode "
+                  "yet):", "", *report.sections["Not in these numbers"]]
     begin, end = page_markers(grid)
     wrapped = "\n".join([begin, *block, end]) + "\n"
     text = page.read_text(encoding="utf-8") if page.is_file() else ""
