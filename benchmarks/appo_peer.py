@@ -118,6 +118,7 @@ import gymnasium as gym
 import numpy as np
 import psutil
 import torch
+from peer_stats import LEARNER_FILE, write_learner_csv  # beside this script, on its path
 from sample_factory.algo.runners.runner import AlgoObserver
 from sample_factory.algo.utils.misc import EPISODIC, ExperimentStatus
 from sample_factory.cfg.arguments import parse_full_cfg, parse_sf_args
@@ -336,7 +337,8 @@ class Curve(AlgoObserver):
         self.curve = self.episode_file = None
 
 
-#: What ``--records`` keeps of a run: Sample Factory's config and the two curve files.
+#: What ``--records`` keeps of a run: Sample Factory's config and the two curve files (and
+#: ``learner.csv``, its learner statistics, written from its events: benchmarks/peer_stats.py).
 RECORD_FILES = ("config.json", "curve.csv", "curve_episodes.csv")
 #: Where a run short of its budget leaves its newest checkpoint in ``--records`` (as in the
 #: experiment folder: ``carried/checkpoint_p0/checkpoint_*.pth``).
@@ -425,6 +427,9 @@ def keep_records(experiment: str, records: str, done: bool) -> None:
     for name in RECORD_FILES:
         if os.path.isfile(os.path.join(experiment, name)):
             shutil.copy2(os.path.join(experiment, name), os.path.join(records, name))
+    summary = os.path.join(experiment, ".summary", "0")  # policy 0's TensorBoard events
+    if os.path.isdir(summary):
+        write_learner_csv(summary, os.path.join(records, LEARNER_FILE))
     carried = os.path.join(records, CARRIED)
     if done:
         shutil.rmtree(carried, ignore_errors=True)

@@ -12,14 +12,18 @@ A run is a gdi run folder or its records (``meta.jsonl``) or a ``benchmarks/appo
 experiment folder or its records (``curve_episodes.csv``). Prints a Markdown table, one row per
 run: the mean return of the episodes that ended in each block [a, b) of frames, and how many.
 
-With ``--metric KEY`` (repeatable), a row per gdi run and key too: the mean of that learner
-statistic of ``metrics.jsonl`` (``losses/entropy``, ``stats/pg_clipped_frac``, ...) over the
-rows logged in each block, and how many, to read beside the returns when a run's return
-changes (did the entropy fall, the clipping grow?)::
+With ``--metric KEY`` (repeatable), a row per run and key too: the mean of that learner
+statistic over the rows logged in each block, and how many, to read beside the returns when a
+run's return changes (did the entropy fall, the clipping grow?). A gdi run's statistics are its
+``metrics.jsonl``'s (``losses/entropy``, ``stats/pg_clipped_frac``, ...), a peer's its
+``learner.csv``'s (Sample Factory's names: ``train/entropy``, ``train/fraction_clipped``, ...;
+benchmarks/peer_stats.py says how they differ): each key gives a row for the runs that logged
+it, and a key no run logged is an error that lists what each run has::
 
     python -m benchmarks.return_by_frames --edges 0 1e6 2e6 3e6 \\
         --run "seed 1=benchmarks/results/atari10-scaled/DoubleDunk-1" \\
-        --metric losses/entropy stats/pg_clipped_frac losses/grad_norm
+        --run "APPO, seed 1=benchmarks/results/ale-cpu/appo_ale_double_dunk_seed1" \\
+        --metric losses/entropy train/entropy stats/pg_clipped_frac train/fraction_clipped
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks.lever_screen import parse_run
+from benchmarks.peer_stats import LEARNER_FILE, read_learner_csv
 from gdi.analysis.e_headroom import bin_means
 from gdi.benchmark.curves import read_gdi_curve, read_peer_curve
 
@@ -54,30 +59,44 @@ def block_means(frames: np.ndarray, returns: np.ndarray, edges: Sequence[float]
     return [(float(m), int(n)) for m, n in zip(means, counts, strict=True)]
 
 
-def metric(run: Path, key: str) -> tuple[np.ndarray, np.ndarray]:
-    """Frames and values of one learner statistic over a gdi run's ``metrics.jsonl`` rows that
-    log it."""
-    path = run / "metrics.jsonl"
-    if not path.is_file():
-        raise ValueError(f"--metric {key}: {run} has no metrics.jsonl (a gdi run's learner "
-                         "statistics; a peer's run has none)")
-    rows = [row for row in map(json.loads, path.read_text().splitlines()) if key in row]
-    if not rows:
-        raise ValueError(f"--metric {key}: no row of {path} has it; allowed: a key of its rows, "
-                         "e.g. losses/entropy, stats/pg_clipped_frac, losses/grad_norm")
-    return (np.array([row["frames"] for row in rows], dtype=float),
-            np.array([row[key] for row in rows], dtype=float))
+def statistics(run: Path) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Each learner statistic a run logged, as (frames, values): a gdi run's ``metrics.jsonl``
+    rows, a peer run's ``learner.csv`` (Sample Factory's ``train/*``: benchmarks/peer_stats.py);
+    none for a run without either."""
+    if (run / "curve_episodes.csv").is_file():
+        path = run / LEARNER_FILE
+        rows = read_learner_csv(str(path)) if path.is_file() else {}
+        logged = [{"frames": step, **values} for step, values in sorted(rows.items())]
+    else:
+        path = run / "metrics.jsonl"
+        logged = (list(map(json.loads, path.read_text().splitlines())) if path.is_file()
+                  else [])
+    keys = sorted({key for row in logged for key in row} - {"frames"})
+    return {key: (np.array([row["frames"] for row in logged if key in row], dtype=float),
+                  np.array([row[key] for row in logged if key in row], dtype=float))
+            for key in keys}
 
 
 def table(runs: Sequence[tuple[str, Path]], edges: Sequence[float],
           metrics: Sequence[str] = ()) -> str:
+    """The Markdown table: per run, its returns' row, then a row per statistic it logged of
+    ``metrics`` (a gdi run and a peer's name theirs differently: each key reads on the runs
+    that have it). A key no run logged is an error naming what each run has."""
+    logged = {name: statistics(run) if metrics else {} for name, run in runs}
+    for key in metrics:
+        if not any(key in stats for stats in logged.values()):
+            none = "none (no metrics.jsonl or learner.csv)"
+            have = "; ".join(f"{name}: {', '.join(stats) or none}"
+                             for name, stats in logged.items())
+            raise ValueError(f"--metric {key}: no run logged it; allowed, per run: {have}")
     head = " | ".join(f"{a / 1e6:g}-{b / 1e6:g}M" for a, b in pairwise(edges))
     lines = [f"| run | {head} |", "| --- |" + " ---: |" * (len(edges) - 1)]
     for name, run in runs:
         # (label, series, format): the returns with two decimals, then each statistic with
         # four significant digits (a learning rate of 3e-4 and a gradient norm of 38 alike)
-        rows = [(name, episodes(run), ",.2f")] + [(f"{name}: {key}", metric(run, key), ",.4g")
-                                                  for key in metrics]
+        rows = [(name, episodes(run), ",.2f")] + [
+            (f"{name}: {key}", logged[name][key], ",.4g") for key in metrics
+            if key in logged[name]]
         for label, (frames, values), spec in rows:
             cells = ["—" if n == 0 else f"{mean:{spec}} ({n})"
                      for mean, n in block_means(frames, values, edges)]
@@ -92,7 +111,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--edges", nargs="+", type=float, required=True,
                         help="the blocks' edges in frames, increasing (at least two)")
     parser.add_argument("--metric", nargs="+", action="extend", default=[], metavar="KEY",
-                        help="learner statistics of each gdi run's metrics.jsonl, a row each")
+                        help="learner statistics of each run (a gdi run's metrics.jsonl, a "
+                             "peer's learner.csv), a row each")
     args = parser.parse_args(argv)
     edges = args.edges
     if len(edges) < 2 or any(b <= a for a, b in pairwise(edges)):

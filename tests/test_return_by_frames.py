@@ -70,7 +70,26 @@ def test_a_learner_statistic_per_block_is_the_mean_of_the_rows_logged_in_it(tmp_
     assert lines[4] == "| gdi: stats/clip | 0.00025 (1) | 0.5 (1) | — |"
     with pytest.raises(SystemExit):
         main(["--edges", "0", "1e5", "--run", f"peer={peer}", "--metric", "losses/entropy"])
-    assert "has no metrics.jsonl" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "--metric losses/entropy: no run logged it" in err
+    assert "peer: none (no metrics.jsonl or learner.csv)" in err
     with pytest.raises(SystemExit):
         main(["--edges", "0", "1e5", "--run", f"gdi={gdi}", "--metric", "losses/nope"])
-    assert "--metric losses/nope: no row of" in capsys.readouterr().err
+    assert "--metric losses/nope: no run logged it; allowed, per run: gdi: losses/entropy, " \
+        "stats/clip" in capsys.readouterr().err
+
+
+def test_a_peers_statistics_come_from_its_learner_csv_beside_a_gdi_runs(tmp_path, capsys):
+    gdi, peer = write_runs(tmp_path)
+    (gdi / "metrics.jsonl").write_text(json.dumps({"frames": 50_000, "losses/entropy": 2.5}) + "\n")
+    # Sample Factory's names; a cell left empty where it did not log that statistic
+    (peer / "learner.csv").write_text("frames,train/entropy,train/fraction_clipped\n"
+                                      "4096,2.75,0.25\n120000,2.25,\n160000,1.75,0.5\n")
+    main(["--edges", "0", "1e5", "2e5", "--run", f"gdi={gdi}", "--run", f"peer={peer}",
+          "--metric", "losses/entropy", "train/entropy", "train/fraction_clipped"])
+    lines = capsys.readouterr().out.splitlines()
+    # each key on the runs that logged it: the gdi run's entropy, then the peer's two, by hand
+    assert lines[3] == "| gdi: losses/entropy | 2.5 (1) | — |"
+    assert lines[5] == "| peer: train/entropy | 2.75 (1) | 2 (2) |"
+    assert lines[6] == "| peer: train/fraction_clipped | 0.25 (1) | 0.5 (1) |"
+    assert len(lines) == 7
