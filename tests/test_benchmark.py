@@ -826,3 +826,16 @@ def test_the_repository_keeps_carried_checkpoints_and_no_others():
     assert not ignored("benchmarks/results/ale-cpu/appo_x/carried/checkpoint_p0/checkpoint_1_2.pth")
     assert ignored(f"{run}/checkpoints/ckpt_000001000000.safetensors")
     assert ignored("runs/atari10/gdi/Game-0/checkpoints/ckpt_000001000000.safetensors")
+
+
+def test_a_plots_seeds_wrap_in_the_room_its_games_name_leaves():
+    from gdi.benchmark.report import seeds_title
+
+    # by hand: 55 characters of 7 pt a line, "NameThisGame" at 9 pt takes ceil(12 · 9 / 7) = 16
+    # of them, and 3 apart: 36 for the seeds
+    title = seeds_title("NameThisGame", "control 2, clip-0.2 1, q-loss-1 1, APPO 1")
+    assert title.splitlines() == ["seeds: control 2, clip-0.2 1,", "q-loss-1 1, APPO 1"]
+    assert all(len(line) <= 36 for line in title.splitlines())
+    # the ten-game grid's: one line beside the longest name, "SpaceInvaders" (room 35)
+    assert seeds_title("SpaceInvaders", "gdi 2, gdi-scaled 2, APPO 2") == \
+        "seeds: gdi 2, gdi-scaled 2, APPO 2"

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 import os
 import shutil
 import textwrap
@@ -319,6 +320,18 @@ def legend_label(system: System) -> str:
     return system.label + (" (closed)" if system.closed else "")
 
 
+#: Characters of 7 pt a plot's title line holds (a plot is 3.6 inches wide).
+TITLE_CHARS = 55
+
+
+def seeds_title(game: str, seeds: str) -> str:
+    """The seeds' title of a game's plot, right of the game's name (9 pt, ~9/7 of a 7-pt
+    character each) on the same line: wrapped to the room the name leaves, so more systems or
+    a longer name add lines above, never text over the name."""
+    room = TITLE_CHARS - math.ceil(len(game) * 9 / 7) - 3
+    return textwrap.fill(f"seeds: {seeds}", max(room, 12))
+
+
 def figure(grid: Grid, systems: list[System], runs: dict, at: int, path: Path) -> Path | None:
     import matplotlib
 
@@ -362,11 +375,9 @@ def figure(grid: Grid, systems: list[System], runs: dict, at: int, path: Path) -
         if norm.name == "HNS":
             ax.axhline(norm.random, color="0.6", lw=0.8, ls=":")
         seeds = ", ".join(f"{s.name} {len(runs[(s.name, env)].curves)}" for s in systems)
-        # The game on a line of its own, the seeds below it: a plot is 3.6 inches wide, ~55
-        # characters of 7 pt, so more systems wrap the seeds' line, never the game's name.
-        ax.set_title(env.split(":", 1)[-1], fontsize=9, loc="left")
-        ax.set_title(textwrap.fill(f"seeds: {seeds}", 55), fontsize=7, loc="right",
-                     color="0.35")
+        game = env.split(":", 1)[-1]
+        ax.set_title(game, fontsize=9, loc="left")
+        ax.set_title(seeds_title(game, seeds), fontsize=7, loc="right", color="0.35")
         ax.tick_params(labelsize=7)
         ax.set_xlabel(f"frames ({unit_name})", fontsize=7)
     for ax in list(axes.flat)[len(envs):]:
