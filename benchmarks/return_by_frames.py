@@ -59,22 +59,22 @@ def block_means(frames: np.ndarray, returns: np.ndarray, edges: Sequence[float]
     return [(float(m), int(n)) for m, n in zip(means, counts, strict=True)]
 
 
-def statistics(run: Path) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """Each learner statistic a run logged, as (frames, values): a gdi run's ``metrics.jsonl``
-    rows, a peer run's ``learner.csv`` (Sample Factory's ``train/*``: benchmarks/peer_stats.py);
-    none for a run without either."""
+def statistics(run: Path) -> list[dict]:
+    """The rows of learner statistics a run logged, each with its ``frames``: a gdi run's
+    ``metrics.jsonl``, a peer run's ``learner.csv`` (Sample Factory's ``train/*``:
+    benchmarks/peer_stats.py); none for a run without either."""
     if (run / "curve_episodes.csv").is_file():
         path = run / LEARNER_FILE
         rows = read_learner_csv(str(path)) if path.is_file() else {}
-        logged = [{"frames": step, **values} for step, values in sorted(rows.items())]
-    else:
-        path = run / "metrics.jsonl"
-        logged = (list(map(json.loads, path.read_text().splitlines())) if path.is_file()
-                  else [])
-    keys = sorted({key for row in logged for key in row} - {"frames"})
-    return {key: (np.array([row["frames"] for row in logged if key in row], dtype=float),
-                  np.array([row[key] for row in logged if key in row], dtype=float))
-            for key in keys}
+        return [{"frames": step, **values} for step, values in sorted(rows.items())]
+    path = run / "metrics.jsonl"
+    return list(map(json.loads, path.read_text().splitlines())) if path.is_file() else []
+
+
+def series(rows: list[dict], key: str) -> tuple[np.ndarray, np.ndarray]:
+    """Frames and values of one statistic over the rows that logged it."""
+    return (np.array([row["frames"] for row in rows if key in row], dtype=float),
+            np.array([row[key] for row in rows if key in row], dtype=float))
 
 
 def table(runs: Sequence[tuple[str, Path]], edges: Sequence[float],
@@ -82,12 +82,14 @@ def table(runs: Sequence[tuple[str, Path]], edges: Sequence[float],
     """The Markdown table: per run, its returns' row, then a row per statistic it logged of
     ``metrics`` (a gdi run and a peer's name theirs differently: each key reads on the runs
     that have it). A key no run logged is an error naming what each run has."""
-    logged = {name: statistics(run) if metrics else {} for name, run in runs}
+    logged = {name: statistics(run) if metrics else [] for name, run in runs}
+    keys = {name: sorted({key for row in rows for key in row} - {"frames"})
+            for name, rows in logged.items()}
     for key in metrics:
-        if not any(key in stats for stats in logged.values()):
+        if not any(key in have for have in keys.values()):
             none = "none (no metrics.jsonl or learner.csv)"
-            have = "; ".join(f"{name}: {', '.join(stats) or none}"
-                             for name, stats in logged.items())
+            have = "; ".join(f"{name}: {', '.join(known) or none}"
+                             for name, known in keys.items())
             raise ValueError(f"--metric {key}: no run logged it; allowed, per run: {have}")
     head = " | ".join(f"{a / 1e6:g}-{b / 1e6:g}M" for a, b in pairwise(edges))
     lines = [f"| run | {head} |", "| --- |" + " ---: |" * (len(edges) - 1)]
@@ -95,8 +97,8 @@ def table(runs: Sequence[tuple[str, Path]], edges: Sequence[float],
         # (label, series, format): the returns with two decimals, then each statistic with
         # four significant digits (a learning rate of 3e-4 and a gradient norm of 38 alike)
         rows = [(name, episodes(run), ",.2f")] + [
-            (f"{name}: {key}", logged[name][key], ",.4g") for key in metrics
-            if key in logged[name]]
+            (f"{name}: {key}", series(logged[name], key), ",.4g") for key in metrics
+            if key in keys[name]]
         for label, (frames, values), spec in rows:
             cells = ["—" if n == 0 else f"{mean:{spec}} ({n})"
                      for mean, n in block_means(frames, values, edges)]
