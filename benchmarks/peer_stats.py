@@ -10,8 +10,9 @@ training summary: ``frames`` (SF's summary step, frames as gdi counts them under
 empty where SF did not log that one at that step. Its names are Sample Factory's, with their
 meanings: ``train/fraction_clipped`` is the share of the last minibatch's ratios π/μ outside
 [1/(1 + ε), 1 + ε] on either side, where gdi's ``stats/pg_clipped_frac`` counts only the steps
-whose gradient the clip stops (past the bound on the side the advantage pushes); read it as
-at least twice gdi's for the same batch.
+whose gradient the clip stops (past the bound on the side the advantage pushes): about twice
+gdi's count for the same batch where a ratio's side is independent of its advantage's sign,
+less where the policy has already moved the way the advantages push.
 
 Imported by ``benchmarks/appo_peer.py`` in Sample Factory's venv (beside it on the path) and
 by ``benchmarks/return_by_frames.py`` in gdi's: the standard library and TensorBoard only.
