@@ -42,10 +42,14 @@ from gdi.analysis.e_headroom import bin_means
 from gdi.benchmark.curves import read_gdi_curve, read_peer_curve
 
 
+def is_peer_run(run: Path) -> bool:
+    """A peer's run (``benchmarks/appo_peer.py``'s curve files), not a gdi run."""
+    return (run / "curve_episodes.csv").is_file()
+
+
 def episodes(run: Path) -> tuple[np.ndarray, np.ndarray]:
     """Frames at which each training episode ended, and its return (a gdi run or a peer's)."""
-    is_peer = (run / "curve_episodes.csv").is_file()
-    curve = (read_peer_curve(run, "", "", 0) if is_peer
+    curve = (read_peer_curve(run, "", "", 0) if is_peer_run(run)
              else read_gdi_curve(run, "", "", 0, trained=0))
     return curve.frames, curve.returns
 
@@ -63,7 +67,7 @@ def statistics(run: Path) -> list[dict]:
     """The rows of learner statistics a run logged, each with its ``frames``: a gdi run's
     ``metrics.jsonl``, a peer run's ``learner.csv`` (Sample Factory's ``train/*``:
     benchmarks/peer_stats.py); none for a run without either."""
-    if (run / "curve_episodes.csv").is_file():
+    if is_peer_run(run):
         path = run / LEARNER_FILE
         rows = read_learner_csv(str(path)) if path.is_file() else {}
         return [{"frames": step, **values} for step, values in sorted(rows.items())]
