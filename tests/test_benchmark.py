@@ -135,6 +135,13 @@ def test_rom_ids_are_ale_pys():
     ("frames = 10\nseeds = [0]\nenvs = ['gym:CartPole-v1']\n[settings.a]\npreset = 'gdi-i3'\n"
      "[peers.p]\nfolder = 'p/{seed}'\ncommand = 'run --seed {seed}'\n",
      "allowed: a list of non-empty strings"),
+    ("frames = 10\nseeds = [0]\nenvs = ['gym:CartPole-v1']\n[defaults]\nclosed = 'old'\n"
+     "[settings.a]\npreset = 'gdi-i3'\n", "[defaults]: unknown key(s) closed"),
+    ("frames = 10\nseeds = [0]\nenvs = ['gym:CartPole-v1']\ndefaults = 3\n"
+     "[settings.a]\npreset = 'gdi-i3'\n", "defaults must be a table"),
+    ("frames = 10\nseeds = [0]\nenvs = ['gym:CartPole-v1']\n[defaults]\ncarry = 'yes'\n"
+     "records = 'r/{seed}'\n[settings.a]\npreset = 'gdi-i3'\n",
+     "[settings.a] (with [defaults]) carry = 'yes'; allowed: true or false"),
     ("frames = 10\nseeds = [0]\nenvs = ['gym:CartPole-v1']\n", "missing settings"),
     ("frames = [", "is not valid TOML"),
 ])
@@ -352,6 +359,25 @@ def test_peer_runs_are_made_with_the_grids_command_until_their_curve_reaches_the
     assert f"--peer P: its command's program 'venv/bin/python' is not an executable (looked " \
         f"up from {tmp_path})" in one_line_error(["benchmark", "run", str(path), "--peer", "P"],
                                                  capsys)
+
+
+def test_a_setting_is_its_table_laid_over_the_defaults_key_by_key():
+    """[defaults] says once what the settings share: each setting reads as if its table said
+    all of it, and a key of its own replaces the default's whole (a set list is not merged)."""
+    head = "frames = 10\nseeds = [0, 1]\nenvs = ['gym:CartPole-v1']\n"
+    shared = ("preset = 'gdi-i3'\nscale = 'gym'\nset = ['eval_episodes=3']\n"
+              "records = 'r/{setting}-{seed}'\ncarry = true\n")
+    spelled_out = parse_grid(tomllib.loads(
+        head + "[settings.a]\n" + shared + "[settings.b]\n" + shared.replace(
+            "['eval_episodes=3']", "['trace_lambda=0.95']") + "closed = 'screened'\n"),
+        Path("/tmp/g/g.toml"))
+    with_defaults = parse_grid(tomllib.loads(
+        head + "[defaults]\n" + shared + "[settings.a]\n"
+        "[settings.b]\nset = ['trace_lambda=0.95']\nclosed = 'screened'\n"),
+        Path("/tmp/g/g.toml"))
+    assert with_defaults.settings == spelled_out.settings
+    assert with_defaults.settings[1].overrides == ("trace_lambda=0.95",)
+    assert [c.records for c in with_defaults.cells()] == [c.records for c in spelled_out.cells()]
 
 
 def test_with_peers_each_environment_and_seed_runs_the_settings_then_the_peers():

@@ -9,6 +9,10 @@ them. The file is the grid's whole definition; the run folders are its whole sta
     out = "runs/my-grid"          # optional; relative paths are the grid file's
     parallel = 2                  # optional: runs at a time on this machine
 
+    [defaults]                    # optional: keys every setting takes unless it says its own
+    scale = "minatar"             # (any setting key but closed; a setting's own replaces it
+                                  # whole: its set list is not merged with this one's)
+
     [settings.gdi]                # one table per setting; its name labels its runs
     preset = "gdi-i3"
     scale = "minatar"             # optional, as gdi train --scale
@@ -42,6 +46,11 @@ the repository holding them) rebuilds the run folder from them and resumes where
 stopped instead of starting again; the carried checkpoint is deleted once the run is done. For
 runs longer than a machine lasts.
 
+``defaults``: what the settings share, said once (a grid of ablations differs in one ``set``
+each and would repeat the preset, scale, learning, folder, records and carry in every table).
+A setting reads as its table laid over the defaults, key by key; the file stays the grid's
+whole definition, so a setting's label and its runs are the same as if each table said all.
+
 ``closed``: why a setting is no longer run (a default superseded, an ablation ended). Its runs
 stay in the grid's status and report as they ran; ``gdi benchmark run`` starts or resumes none
 of them, and naming it with ``--setting`` is an error that gives the reason. A grid keeps its
@@ -72,9 +81,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 #: Keys each table of the file may hold, with what each must be.
-TOP_KEYS = {"frames", "stop_at", "seeds", "envs", "out", "parallel", "settings", "peers",
-            "report"}
+TOP_KEYS = {"frames", "stop_at", "seeds", "envs", "out", "parallel", "defaults", "settings",
+            "peers", "report"}
 SETTING_KEYS = {"preset", "scale", "learning", "set", "folder", "records", "carry", "closed"}
+#: A reason to close is the setting's own: closing every setting at once is deleting the grid.
+DEFAULT_KEYS = SETTING_KEYS - {"closed"}
 PEER_KEYS = {"folder", "seeds", "command"}
 #: The placeholders of a peer's command.
 COMMAND_PLACEHOLDERS = ("spec", "env", "game", "rom", "seed", "frames", "folder")
@@ -322,28 +333,32 @@ def _strings(value, name: str, where: str) -> tuple[str, ...]:
     return tuple(value)
 
 
-def _setting(name: str, table, where: str) -> Setting:
+def _setting(name: str, table, where: str, defaults: Mapping | None = None) -> Setting:
+    """The setting ``name`` from its table laid over the grid's ``defaults``, checked."""
     if not isinstance(table, dict):
         raise ValueError(f"{where}: [settings.{name}] must be a table")
     _unknown_keys(table, SETTING_KEYS, f"{where} [settings.{name}]")
+    own = f"[settings.{name}]"
+    if defaults:  # a bad value may be the defaults', so the message names both places
+        own += " (with [defaults])"
+        table = {**defaults, **table}
     if not isinstance(table.get("preset"), str):
-        raise ValueError(f"{where}: [settings.{name}] needs preset = \"NAME\" "
+        raise ValueError(f"{where}: {own} needs preset = \"NAME\" "
                          "(`gdi presets` lists them)")
     for key in ("scale", "learning", "folder", "records", "closed"):
         if key in table and not isinstance(table[key], str):
-            raise ValueError(f"{where}: [settings.{name}] {key} = {table[key]!r}; allowed: a "
-                             "string")
+            raise ValueError(f"{where}: {own} {key} = {table[key]!r}; allowed: a string")
     if "closed" in table and not table["closed"].strip():
-        raise ValueError(f"{where}: [settings.{name}] closed = \"\"; allowed: the reason it "
-                         "is closed, in words")
+        raise ValueError(f"{where}: {own} closed = \"\"; allowed: the reason it is closed, in "
+                         "words")
     carry = table.get("carry", False)
     if not isinstance(carry, bool):
-        raise ValueError(f"{where}: [settings.{name}] carry = {carry!r}; allowed: true or false")
+        raise ValueError(f"{where}: {own} carry = {carry!r}; allowed: true or false")
     if carry and "records" not in table:
-        raise ValueError(f"{where}: [settings.{name}] carry = true needs records = \"PATTERN\" "
+        raise ValueError(f"{where}: {own} carry = true needs records = \"PATTERN\" "
                          "(the checkpoint is carried beside the run's records)")
     return Setting(name, table["preset"], table.get("scale"), table.get("learning"),
-                   _strings(table.get("set", []), "set", f"{where} [settings.{name}]"),
+                   _strings(table.get("set", []), "set", f"{where} {own}"),
                    table.get("folder", DEFAULT_FOLDER), table.get("records"), carry,
                    table.get("closed"))
 
@@ -384,7 +399,12 @@ def parse_grid(data: Mapping, path: Path) -> Grid:
     settings_table = data["settings"]
     if not isinstance(settings_table, dict) or not settings_table:
         raise ValueError(f"{where}: [settings] needs at least one [settings.NAME] table")
-    settings = tuple(_setting(name, table, where) for name, table in settings_table.items())
+    defaults = data.get("defaults", {})
+    if not isinstance(defaults, dict):
+        raise ValueError(f"{where}: defaults must be a table [defaults] of setting keys")
+    _unknown_keys(defaults, DEFAULT_KEYS, f"{where} [defaults]")
+    settings = tuple(_setting(name, table, where, defaults)
+                     for name, table in settings_table.items())
     seeds = _seeds(data["seeds"], where)
     peers = []
     for name, table in (data.get("peers") or {}).items():
