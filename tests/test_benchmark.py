@@ -854,6 +854,15 @@ def test_the_repository_keeps_carried_checkpoints_and_no_others():
     assert ignored("runs/atari10/gdi/Game-0/checkpoints/ckpt_000001000000.safetensors")
 
 
+@pytest.mark.parametrize("path", sorted((Path(__file__).resolve().parents[1] / "benchmarks"
+                                          / "grids").glob("*.toml")), ids=lambda p: p.name)
+def test_every_grid_the_repository_keeps_parses(path):
+    """The grids the docs' commands name load as they stand (a format change that left one
+    behind would fail here, not hours into someone's queue)."""
+    grid = load_grid(path)
+    assert grid.cells() and all(cell.folder.is_absolute() for cell in grid.cells())
+
+
 def test_a_plots_seeds_wrap_in_the_room_its_games_name_leaves():
     from gdi.benchmark.report import seeds_title
 
