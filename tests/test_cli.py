@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from gdi.backend_registry import BACKENDS
-from gdi.cli import main, merged_option
+from gdi.cli import main
+from gdi.cli.options import merged_option
 
 
 def test_importing_the_command_line_loads_neither_torch_nor_matplotlib():
@@ -147,7 +148,10 @@ def test_set_and_every_real_option_still_reach_the_command(capsys):
 
 def test_the_options_checked_are_those_each_command_takes():
     """Every option a command's --help shows is one ``unknown_option`` lets through."""
-    from gdi.cli import ANALYSES, BENCHMARK_COMMANDS, _commands, command_options, unknown_option
+    from gdi.cli.dispatch import _commands, unknown_option
+    from gdi.cli.grids import BENCHMARK_COMMANDS
+    from gdi.cli.options import command_options
+    from gdi.cli.reports import ANALYSES
 
     commands = {name: f for name, f in _commands().items()
                 if name not in ("analyze", "benchmark")}
@@ -227,7 +231,7 @@ def test_the_papers_ale_scale_on_a_cpu_says_so_and_names_ale_cpu(capsys, monkeyp
     import torch
 
     import gdi.runtime.wiring
-    from gdi.cli import paper_scale_note
+    from gdi.cli.train import paper_scale_note
     from gdi.presets import resolve_config
 
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
@@ -364,7 +368,7 @@ def test_a_bundles_report_goes_outside_it(bundle, tmp_path, capsys, monkeypatch)
 
 
 def test_an_options_help_is_one_paragraph_wrapped_to_the_terminal_not_to_the_source():
-    from gdi.cli import one_line_args
+    from gdi.cli.options import one_line_args
 
     doc = ("Do it.\n\n    Args:\n        a: First line\n            goes on\n"
            "            (and on).\n        b: Short.\n\n    More text\n        indented.\n")

@@ -36,7 +36,8 @@ FORBIDDEN = {
 
 
 def package_of(path: Path) -> str:
-    """The first component under gdi/ ('cli' for gdi/cli.py, 'policy_space' for its package)."""
+    """The first component under gdi/ ('cli' for gdi/cli/ and its modules, 'config' for
+    gdi/config.py)."""
     return path.relative_to(ROOT).parts[0].removesuffix(".py")
 
 

@@ -276,9 +276,9 @@ def test_an_empty_existing_run_dir_is_used_and_a_non_run_folder_is_refused_consi
 @pytest.mark.parametrize("text", ["1.5", "abc", "1e-3"])
 def test_frames_takes_whole_numbers_in_any_notation_and_refuses_others_in_one_line(
         text, capsys):
-    from gdi.cli import _count_from_str
+    from gdi.cli.options import count_from_str
 
-    assert _count_from_str(["1e6"]) == _count_from_str(["1_000_000"]) == 1_000_000
-    assert _count_from_str(["2000"]) == 2000
+    assert count_from_str(["1e6"]) == count_from_str(["1_000_000"]) == 1_000_000
+    assert count_from_str(["2000"]) == 2000
     err = one_line_error(["train", "--frames", text, "--env", "gym:CartPole-v1"], capsys)
     assert f"--frames {text!r} is not a whole number" in err

@@ -333,7 +333,7 @@ def test_a_resume_onto_another_backend_takes_the_fields_it_needs_in_the_same_ste
     # checked as one change, not with the backend changed and the device not yet.
     from types import SimpleNamespace
 
-    from gdi import cli
+    from gdi.cli.train import _train
     from gdi.runtime import wiring
     from gdi.runtime.run_folder.run_dir import write_config
 
@@ -342,8 +342,8 @@ def test_a_resume_onto_another_backend_takes_the_fields_it_needs_in_the_same_ste
     write_config(run, tiny_config(actor_device="auto", backend="local"), {})
     started = []
     monkeypatch.setattr(wiring, "train", lambda config, *a, **k: started.append(config))
-    cli._train(None, None, None, None, None, 5000, None, "ray",  # none typed
-               ("actor_device=cpu",), None, run, SimpleNamespace(requested=False))
+    _train(None, None, None, None, None, 5000, None, "ray",  # none typed
+           ("actor_device=cpu",), None, run, SimpleNamespace(requested=False))
     assert [(c.backend, c.actor_device, c.frames) for c in started] == [("ray", "cpu", 5000)]
 
 
