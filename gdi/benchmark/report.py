@@ -272,9 +272,36 @@ def aggregates(systems: list[System], stats: dict, envs: list[str], reps: int) -
     return lines[:-1] if lines and not lines[-1] else lines
 
 
-def group_aggregates(group: list[System], stats: dict, envs: list[str], reps: int) -> list[str]:
-    """One group's aggregates over ``envs``, where each of its systems has runs."""
-    lines = []
+@dataclass
+class SystemAggregate:
+    """One system's aggregates over a comparison group's environments (human-normalized
+    scores only: None elsewhere)."""
+
+    system: str
+    runs_per_game: int  # rliable takes as many runs on every game: the fewest any game has
+    iqm_hns: Interval | None
+    median_hns: Interval | None
+    iqm_auc: Interval | None
+    median_auc: Interval | None
+
+
+@dataclass
+class Improvement:
+    """P(a run of ``setting`` beats a run of ``peer`` on a game), on the score at the frames
+    compared and on the normalized area (rliable's probability of improvement)."""
+
+    setting: str
+    peer: str
+    score: Interval
+    auc: Interval
+
+
+def group_numbers(group: list[System], stats: dict, envs: list[str],
+                  reps: int) -> tuple[list[SystemAggregate], list[Improvement]]:
+    """One group's aggregates over ``envs``, where each of its systems has runs: IQM and
+    median of HNS and of the normalized area per system (when every environment has human
+    scores), and P(setting > peer) for each setting and peer of the group (on HNS then, on
+    raw scores otherwise)."""
     matrices = {}
     for s in group:
         n = min(stats[(s.name, env)].n for env in envs)  # rliable: as many runs on every game
@@ -282,31 +309,47 @@ def group_aggregates(group: list[System], stats: dict, envs: list[str], reps: in
             np.array([[stats[(s.name, env)].seeds_score[i] for env in envs] for i in range(n)]),
             np.array([[stats[(s.name, env)].seeds_auc[i] for env in envs] for i in range(n)]),
             n)
-    if all(normalizer(env).name == "HNS" for env in envs):
-        norms = [normalizer(env) for env in envs]
+    rows = []
+    human = all(normalizer(env).name == "HNS" for env in envs)
+    norms = [normalizer(env) for env in envs]
+    for s in group:
+        score, auc, n = matrices[s.name]
+        if not human:
+            rows.append(SystemAggregate(s.name, n, None, None, None, None))
+            continue
+        hns = np.column_stack([norm(score[:, j]) for j, norm in enumerate(norms)])
+        agg = aggregate_intervals({"hns": hns, "auc": auc}, ("iqm", "median"), reps=reps)
+        rows.append(SystemAggregate(s.name, n, agg["hns"]["iqm"], agg["hns"]["median"],
+                                    agg["auc"]["iqm"], agg["auc"]["median"]))
+        matrices[s.name] = (hns, auc, n)
+    improvements = [
+        Improvement(s.name, p.name,
+                    probability_of_improvement(matrices[s.name][0], matrices[p.name][0],
+                                               reps=reps),
+                    probability_of_improvement(matrices[s.name][1], matrices[p.name][1],
+                                               reps=reps))
+        for s in group if not s.peer for p in group if p.peer]
+    return rows, improvements
+
+
+def group_aggregates(group: list[System], stats: dict, envs: list[str], reps: int) -> list[str]:
+    """One group's aggregates over ``envs`` (``group_numbers``), as the report's lines."""
+    rows, improvements = group_numbers(group, stats, envs, reps)
+    lines = []
+    if rows[0].iqm_hns is not None:
         lines += ["| system | runs per game | IQM HNS | median HNS | IQM normalized AUC | "
                   "median normalized AUC |", "| --- | ---: | ---: | ---: | ---: | ---: |"]
-        for s in group:
-            score, auc, n = matrices[s.name]
-            hns = np.column_stack([norm(score[:, j]) for j, norm in enumerate(norms)])
-            agg = aggregate_intervals({"hns": hns, "auc": auc}, ("iqm", "median"), reps=reps)
-            lines.append(f"| {s.name} | {n} | {_iv(agg['hns']['iqm'], 3)} | "
-                         f"{_iv(agg['hns']['median'], 3)} | {_iv(agg['auc']['iqm'], 3)} | "
-                         f"{_iv(agg['auc']['median'], 3)} |")
-            matrices[s.name] = (hns, auc, n)
+        lines += [f"| {row.system} | {row.runs_per_game} | {_iv(row.iqm_hns, 3)} | "
+                  f"{_iv(row.median_hns, 3)} | {_iv(row.iqm_auc, 3)} | "
+                  f"{_iv(row.median_auc, 3)} |" for row in rows]
         lines.append("")
     else:
         lines += ["IQM and median need one scale across environments (human-normalized "
                   "scores, Atari-57 games only): not computed for these environments.", ""]
-    for s in (s for s in group if not s.peer):
-        for p in (p for p in group if p.peer):
-            better = probability_of_improvement(matrices[s.name][0], matrices[p.name][0],
-                                                reps=reps)
-            better_auc = probability_of_improvement(matrices[s.name][1], matrices[p.name][1],
-                                                    reps=reps)
-            lines += [f"- P({s.name} > {p.name}): {_iv(better, 3)} on the score at these "
-                      f"frames, {_iv(better_auc, 3)} on the normalized area (0.5: neither "
-                      "is ahead).", ""]
+    for better in improvements:
+        lines += [f"- P({better.setting} > {better.peer}): {_iv(better.score, 3)} on the score "
+                  f"at these frames, {_iv(better.auc, 3)} on the normalized area (0.5: neither "
+                  "is ahead).", ""]
     return lines
 
 
@@ -392,29 +435,76 @@ def figure(grid: Grid, systems: list[System], runs: dict, at: int, path: Path) -
     return path
 
 
+@dataclass
+class GridNumbers:
+    """What a grid's report is computed from, at one frame count: its systems, each one's
+    curves per environment (those that reached the frames and those behind), their per-game
+    statistics and the levels each environment's frames are reported to."""
+
+    at: int
+    systems: list[System]
+    runs: dict[tuple[str, str], GameRuns]  # (system, env) → its runs
+    stats: dict[tuple[str, str], GameStats]  # (system, env) with runs at ``at`` → statistics
+    levels: dict[str, tuple[float, ...]]  # env → the scores whose frames are reported
+
+
+def checked_frames(grid: Grid, at: int | None) -> int:
+    """The frames to compare at: ``at``, else the grid's target; refused below 1."""
+    at = grid.target if at is None else at
+    if at < 1:
+        raise ValueError(f"--at {at}: allowed: a frame count of at least 1")
+    return at
+
+
+def grid_numbers(grid: Grid, at: int) -> GridNumbers:
+    """Every system's runs, per-game statistics and levels at ``at`` frames."""
+    systems, runs = collect(grid, at)
+    stats, levels = {}, {}
+    for env in grid.envs:
+        norm = normalizer(env)
+        levels[env] = levels_of(grid, env, runs, systems, at, norm)
+        for s in systems:
+            curves = runs[(s.name, env)].curves
+            if curves:
+                stats[(s.name, env)] = game_stats(curves, at, grid.window, norm, levels[env])
+    return GridNumbers(at, systems, runs, stats, levels)
+
+
+#: The columns of a report's runs.csv, one row per run at the frames compared (``run_rows``).
+RUN_COLUMNS = ("system", "env", "seed", "frames_trained", "score", "normalized",
+               "normalized_auc", "source")
+
+
+def run_rows(grid: Grid, runs: dict[tuple[str, str], GameRuns], at: int) -> list[tuple]:
+    """Each run that reached ``at`` frames: its system, environment, seed, frames trained,
+    score, normalized score (HNS on the Atari-57, else the score) and normalized area, and
+    where its curve was read (``RUN_COLUMNS``)."""
+    rows = []
+    for (name, env), entry in runs.items():
+        norm = normalizer(env)
+        for c in entry.curves:
+            score = c.score_at(at, grid.window)
+            rows.append((name, env, c.seed, c.trained, score, float(norm(np.array([score]))[0]),
+                         normalized_auc(c, at, grid.window, norm), c.source))
+    return rows
+
+
 def write_grid_report(grid: Grid, at: int | None = None, out: Path | None = None,
                       reps: int = REPS) -> GridReport:
     """Write ``report.md``, ``benchmark.png`` and ``runs.csv`` into ``out`` (default
     ``<grid out>/report``) comparing every system at ``at`` frames (default: the grid's
     target)."""
-    at = grid.target if at is None else at
-    if at < 1:
-        raise ValueError(f"--at {at}: allowed: a frame count of at least 1")
+    at = checked_frames(grid, at)
     out = grid.out / "report" if out is None else Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    systems, runs = collect(grid, at)
-    stats = {}
+    numbers = grid_numbers(grid, at)
+    systems, runs, stats = numbers.systems, numbers.runs, numbers.stats
     table = ["| env | system | seeds | score | normalized | normalized AUC | frames to levels |"
              + "".join(f" vs {p.name} |" for p in systems if p.peer),
              "| --- | --- | ---: | ---: | ---: | ---: | --- |"
              + " --- |" * sum(p.peer for p in systems)]
     for env in grid.envs:
-        norm = normalizer(env)
-        levels = levels_of(grid, env, runs, systems, at, norm)
-        for s in systems:
-            curves = runs[(s.name, env)].curves
-            if curves:
-                stats[(s.name, env)] = game_stats(curves, at, grid.window, norm, levels)
+        norm, levels = normalizer(env), numbers.levels[env]
         for s in systems:
             if (s.name, env) not in stats:
                 continue
@@ -472,15 +562,10 @@ def write_grid_report(grid: Grid, at: int | None = None, out: Path | None = None
     table_path = out / "runs.csv"
     with table_path.open("w", newline="") as f:
         writer = csv.writer(f)
-        writer.writerow(["system", "env", "seed", "frames_trained", "score", "normalized",
-                         "normalized_auc", "source"])
-        for (name, env), entry in runs.items():
-            norm = normalizer(env)
-            for c in entry.curves:
-                score = c.score_at(at, grid.window)
-                writer.writerow([name, env, c.seed, c.trained, repr(score),
-                                 repr(float(norm(np.array([score]))[0])),
-                                 repr(normalized_auc(c, at, grid.window, norm)), c.source])
+        writer.writerow(RUN_COLUMNS)
+        for row in run_rows(grid, runs, at):
+            writer.writerow([value if isinstance(value, str | int | Path) else repr(value)
+                             for value in row])
     sections = {"Per environment": table,
                 "Aggregates": lines[lines.index("## Aggregates") + 2:lines.index(
                     "## Not in these numbers" if behind else "## Commands") - 1],
