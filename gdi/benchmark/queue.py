@@ -265,6 +265,30 @@ def _peer_job(run: PeerRun, grid: Grid, result: QueueResult,
                 stop_with=signal.SIGTERM, lock_log=True)
 
 
+def run_grid(grid: Grid, parallel: int | None = None, ray_address: str | None = None,
+             cpus_per_run: float = 2.0, peers: Sequence[str] = (),
+             say: Callable[[str], None] = print) -> QueueResult:
+    """Every run of ``grid`` that is not done (``gdi benchmark run``): ``parallel`` at a time
+    on this machine (default: the grid's ``parallel``), or each as a Ray task of
+    ``cpus_per_run`` CPUs on the cluster at ``ray_address``; with ``peers``, those peers' runs
+    too (their grid ``command``, on this machine only). A closed setting's runs are never run
+    (``say`` names it). Bad input is refused before any run starts."""
+    peers = grid.runnable_peers(peers)
+    if peers and ray_address is not None:
+        raise ValueError(f"--peer {' '.join(peers)} with --ray-address: a peer's command runs "
+                         "on this machine only; allowed: one of the two")
+    for closed in (s for s in grid.settings if s.closed is not None):
+        say(f"{closed.name}: closed ({closed.closed}): its runs are reported, not run")
+    grid = grid.open()
+    if parallel is not None and parallel < 1:
+        raise ValueError(f"--parallel {parallel}: allowed: at least 1")
+    if cpus_per_run <= 0:
+        raise ValueError(f"--cpus-per-run {cpus_per_run}: allowed: a positive number")
+    if ray_address is not None:
+        return run_ray(grid, ray_address, cpus_per_run, say)
+    return run_local(grid, parallel or grid.parallel, say, peers)
+
+
 def run_local(grid: Grid, parallel: int, say: Callable[[str], None],
               peers: Sequence[str] = ()) -> QueueResult:
     """Every run that is not done, ``parallel`` at a time, as processes of this machine; with

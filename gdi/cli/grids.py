@@ -52,24 +52,12 @@ def benchmark_run(
             seed, after the settings' runs of each.
     """
     from gdi.benchmark.grid import load_grid
-    from gdi.benchmark.queue import run_local, run_ray
+    from gdi.benchmark.queue import run_grid
 
     chosen = load_grid(grid).select(setting, env, seed)
-    peers = chosen.runnable_peers(peer)
-    if peers and ray_address is not None:
-        raise ValueError(f"--peer {' '.join(peers)} with --ray-address: a peer's command runs "
-                         "on this machine only; allowed: one of the two")
-    for closed in (s for s in chosen.settings if s.closed is not None):
-        print(f"{closed.name}: closed ({closed.closed}): its runs are reported, not run")
+    result = run_grid(chosen, parallel, ray_address, cpus_per_run, peer, print)
+    peers = tuple(peer)
     chosen = chosen.open()
-    if parallel is not None and parallel < 1:
-        raise ValueError(f"--parallel {parallel}: allowed: at least 1")
-    if cpus_per_run <= 0:
-        raise ValueError(f"--cpus-per-run {cpus_per_run}: allowed: a positive number")
-    if ray_address is not None:
-        result = run_ray(chosen, ray_address, cpus_per_run, print)
-    else:
-        result = run_local(chosen, parallel or chosen.parallel, print, peers)
     total = len(chosen.cells()) + sum(len(chosen.envs) * len(p.seeds) for p in chosen.peers
                                       if p.name in peers)
     # The part of the grid named on the command line, as options to run it again.
