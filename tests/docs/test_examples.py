@@ -156,3 +156,15 @@ def test_the_presets_in_the_examples_resolve_on_every_kind_of_environment(regist
     run_example("normalized_boltzmann_preset.py")
     for env in ("ale:Breakout", "minatar:breakout", "gym:CartPole-v1"):
         assert resolve_config("gdi-i1-normalized", env).policy_space == "normalized_boltzmann"
+
+
+def test_a_grids_results_read_from_python_as_its_page_shows(tmp_path, capsys):
+    """docs/examples/grid_results.py on the records the repository keeps: the scores at 1.5M
+    frames per setting (the control's two seeds, APPO's two) and the figure of the curves."""
+    example = runpy.run_path(str(EXAMPLES / "grid_results.py"))
+    out = example["main"](tmp_path / "curves.png")
+    printed = capsys.readouterr().out
+    assert out.stat().st_size > 10_000
+    rows = {line.split()[0]: line.split() for line in printed.splitlines()[3:]}
+    assert {"control", "lr-2.5e-4", "APPO"} <= rows.keys()
+    assert rows["control"][2] == rows["APPO"][2] == "2"  # runs per system at 1.5M
