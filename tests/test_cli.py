@@ -12,14 +12,12 @@ import pytest
 from gdi.backend_registry import BACKENDS
 from gdi.cli import main
 from gdi.cli.options import merged_option
+from tests.imports import loaded_after
 
 
 def test_importing_the_command_line_loads_neither_torch_nor_matplotlib():
-    code = ("import sys, gdi.cli; "
-            "print(sorted({m.split('.')[0] for m in sys.modules} & {'torch', 'matplotlib'}))")
-    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                            check=True).stdout.strip()
-    assert loaded == "[]"
+    assert loaded_after("import gdi.cli", {"torch", "matplotlib"}) == []
+    assert loaded_after("import torch", {"torch", "matplotlib"}) == ["torch"]  # the check sees
 
 
 def test_train_offers_every_registered_backend(capsys):
