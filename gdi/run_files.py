@@ -10,6 +10,8 @@ every layer (the command line's signatures included) may import it.
 
 from __future__ import annotations
 
+import gzip
+import json
 import re
 from pathlib import Path
 
@@ -36,6 +38,7 @@ __all__ = [
     "list_pickle_checkpoints",
     "no_checkpoints",
     "outside_bundle",
+    "read_jsonl",
 ]
 
 CHECKPOINT_DIR = "checkpoints"
@@ -160,3 +163,37 @@ def outside_bundle(bundle: str | Path, where: Path) -> Path:
     """``where/<bundle name>``: the default folder of what is made from ``bundle``
     (:data:`BUNDLE_EVALUATIONS`, :data:`BUNDLE_REPORTS`)."""
     return Path(where) / Path(bundle).resolve().name
+
+
+def read_jsonl(path: Path, notes: list[str] | None = None) -> list[dict]:
+    """The rows of a JSON-lines file a run writes (``metrics.jsonl``, ``meta.jsonl``), or of
+    ``<path>.gz`` beside it when the file itself is not there (an archived run keeps it
+    compressed). An incomplete last line (a write cut short by a crash, as a resume tolerates
+    it) is left out, and said so in ``notes`` when given; a line elsewhere that is not a JSON
+    object is a ValueError naming the file and line. FileNotFoundError when neither exists."""
+    path = Path(path)
+    packed = path.with_name(path.name + ".gz")
+    if path.is_file():
+        text = path.read_text(encoding="utf-8", errors="replace")
+    elif packed.is_file():
+        text, path = gzip.decompress(packed.read_bytes()).decode(), packed
+    else:
+        raise FileNotFoundError(f"no {path.name} (nor {packed.name}) in {path.parent}")
+    rows = []
+    lines = text.splitlines()
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as err:
+            if number == len(lines) and not text.endswith("\n"):
+                if notes is not None:
+                    notes.append(f"{path}: left out its incomplete last line {number} (a "
+                                 "write cut short by a crash)")
+                continue
+            raise ValueError(f"{path}:{number} is not valid JSON ({err})") from None
+        if not isinstance(row, dict):
+            raise ValueError(f"{path}:{number} is not a JSON object")
+        rows.append(row)
+    return rows

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import gzip
-import json
 from pathlib import Path
 
 import numpy as np
 
 from gdi.policy_space import get_policy_space
+from gdi.run_files import read_jsonl
 from gdi.runtime.components import build_controller
 from gdi.runtime.run_folder.run_dir import read_config
 
@@ -26,26 +25,9 @@ def load_meta_rows(run_dir: Path, notes: list[str] | None = None) -> list[dict]:
     out, and said so in ``notes`` when given; a bad line elsewhere is a ValueError naming it;
     a log with no row yet is :class:`NoEpisodesYet`."""
     path = Path(run_dir) / "meta.jsonl"
-    packed = path.with_name(path.name + ".gz")
-    if path.is_file():
-        text = path.read_text()
-    elif packed.is_file():
-        text = gzip.decompress(packed.read_bytes()).decode()
-    else:
+    if not path.is_file() and not path.with_name(path.name + ".gz").is_file():
         raise FileNotFoundError(f"{run_dir} has no meta.jsonl (is it a gdi train run folder?)")
-    rows = []
-    lines = text.splitlines()
-    for number, line in enumerate(lines, start=1):
-        if line.strip():
-            try:
-                rows.append(json.loads(line))
-            except json.JSONDecodeError as err:
-                if number == len(lines) and not text.endswith("\n"):
-                    if notes is not None:
-                        notes.append(f"{path}: left out its incomplete last line {number} (a "
-                                     "write cut short by a crash)")
-                    continue
-                raise ValueError(f"{path}:{number} is not valid JSON ({err})") from None
+    rows = read_jsonl(path, notes)
     if not rows:
         raise NoEpisodesYet(f"{path} has no finished episodes yet")
     return rows
