@@ -12,10 +12,11 @@ The public surface is what this package names (``__all__``):
     agent.evaluate(episodes=10); agent.predict(obs); agent.save("bundle")
     agent = gdi.load_agent("runs/<run>")
     agent = gdi.resume("runs/<run>")               # a stopped run, on to its budget
+    run = gdi.read_run("runs/<run>")               # its records as pandas DataFrames
 
-``train``, ``resume``, ``load_agent`` and ``Agent`` (``gdi.api``), ``Callback``
-(``gdi.runtime.callbacks``), ``Config`` (``gdi.config``), and the ``presets`` and ``envs``
-packages. Each is imported when first used, so ``import gdi`` stays light (no torch): the
+``train``, ``resume``, ``load_agent`` and ``Agent`` (``gdi.api``), ``read_run``
+(``gdi.run_records``), ``Callback`` (``gdi.runtime.callbacks``), ``Config`` (``gdi.config``),
+and the ``presets`` and ``envs`` packages. Each is imported when first used, so ``import gdi`` stays light (no torch): the
 command line's ``--version`` and ``--help`` answer at once.
 """
 
@@ -23,8 +24,8 @@ from importlib import import_module as _import_module
 
 __version__ = "0.2.0"
 
-__all__ = ["Agent", "Callback", "Config", "__version__", "envs", "load_agent", "presets", "resume",
-           "train"]
+__all__ = ["Agent", "Callback", "Config", "__version__", "envs", "load_agent", "presets",
+           "read_run", "resume", "train"]
 
 #: Public names and the module each comes from, imported on first use.
 _FROM_MODULE = {
@@ -32,6 +33,7 @@ _FROM_MODULE = {
     "resume": "gdi.api",
     "load_agent": "gdi.api",
     "Agent": "gdi.api",
+    "read_run": "gdi.run_records",
     "Callback": "gdi.runtime.callbacks",
     "Config": "gdi.config",
 }

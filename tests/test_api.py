@@ -73,8 +73,8 @@ def test_import_gdi_names_the_public_api_without_importing_torch():
     out = subprocess.run([sys.executable, "-c", "import json; " + code], capture_output=True,
                          text=True, check=True).stdout
     names, torch_imported = json.loads(out)
-    assert names == ["Agent", "Callback", "Config", "envs", "load_agent", "presets", "resume",
-                     "train"]
+    assert names == ["Agent", "Callback", "Config", "envs", "load_agent", "presets", "read_run",
+                     "resume", "train"]
     assert not torch_imported
     import gdi.agent
     import gdi.config
@@ -84,6 +84,9 @@ def test_import_gdi_names_the_public_api_without_importing_torch():
 
     assert gdi.train is gdi.api.train and gdi.load_agent is gdi.api.load_agent
     assert gdi.resume is gdi.api.resume
+    import gdi.run_records
+
+    assert gdi.read_run is gdi.run_records.read_run
     assert gdi.Agent is gdi.api.Agent and issubclass(gdi.Agent, gdi.agent.Agent)
     assert gdi.Config is gdi.config.Config
     assert gdi.Callback is gdi.runtime.callbacks.Callback

@@ -1,0 +1,109 @@
+"""``gdi.read_run``: what a run folder (or a bundle of ``gdi export``) recorded, as pandas
+DataFrames for a researcher's own tables and plots, without parsing its files by hand.
+
+    run = gdi.read_run("runs/<run>")
+    run.metrics        # one row per metrics.jsonl row: training statistics every log_every
+    run.episodes       # one row per training episode: frames, actor, λ by name, return, length
+    run.evaluations    # one row per evaluation episode, each file's (eval/*.json)
+    run.config         # config.json as a dict
+
+The files are read by the functions the reports read them with (``gdi.scores`` for the
+evaluations, ``gdi.run_files.read_jsonl`` for the JSON-lines logs): a number here is the
+number a report shows. A file a run has not written yet is an empty table with its columns.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from gdi.run_files import EVAL_DIR, read_jsonl
+from gdi.scores import load_run, read_config
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["EPISODE_COLUMNS", "EVALUATION_COLUMNS", "RunRecords", "read_run"]
+
+#: ``RunRecords.episodes``' columns; ``lambda`` is replaced by one column per coordinate of λ,
+#: named as the run's policy space names them (GDI-I³: inv_tau1, inv_tau2, eps).
+EPISODE_COLUMNS = ("frames", "actor", "lambda", "return", "length")
+#: ``RunRecords.evaluations``' columns: the file's frames and name (``frames_<N>`` for the
+#: evaluations training wrote, the checkpoint's for ``gdi evaluate``'s), its λ policy, and each
+#: episode's index, raw return, length in frames and environment seed.
+EVALUATION_COLUMNS = ("frames", "name", "policy", "periodic", "episode", "return", "length",
+                      "seed")
+
+
+@dataclass(frozen=True)
+class RunRecords:
+    """A run folder's records (``gdi.read_run``)."""
+
+    path: Path
+    config: dict[str, Any]
+    metrics: pd.DataFrame
+    episodes: pd.DataFrame
+    evaluations: pd.DataFrame
+    notes: tuple[str, ...] = ()  # lines left out of a log (a write cut short by a crash)
+
+
+def _lambda_names(config: dict[str, Any], width: int) -> list[str]:
+    """The names of λ's coordinates in the run's policy space; ``lambda_<i>`` for a space this
+    install does not have (a run of a user's own, not registered here)."""
+    from gdi.policy_space import get_policy_space
+
+    try:
+        names = list(get_policy_space(str(config.get("policy_space"))).index_names)
+    except (KeyError, ValueError):
+        names = []
+    return names if len(names) == width else [f"lambda_{i}" for i in range(width)]
+
+
+def _episodes(path: Path, config: dict[str, Any], notes: list[str]) -> pd.DataFrame:
+    import pandas as pd
+
+    try:
+        rows = read_jsonl(path / "meta.jsonl", notes)
+    except FileNotFoundError:  # a bundle, or a run that has not written its log yet
+        rows = []
+    width = max((len(row.get("lambda", ())) for row in rows), default=0)
+    names = _lambda_names(config, width)
+    table = pd.DataFrame(
+        [{**{k: row.get(k) for k in EPISODE_COLUMNS if k != "lambda"},
+          **dict(zip(names, row.get("lambda", ()), strict=False))} for row in rows],
+        columns=[*EPISODE_COLUMNS[:2], *names, *EPISODE_COLUMNS[3:]])
+    return table
+
+
+def _evaluations(path: Path) -> pd.DataFrame:
+    import pandas as pd
+
+    if not any((path / EVAL_DIR).glob("*.json")):
+        return pd.DataFrame(columns=EVALUATION_COLUMNS)
+    records = load_run(path).records
+    return pd.DataFrame(
+        [(r.frames, r.name, r.policy, r.periodic, i, e.episode_return, e.frames, e.seed)
+         for r in records for i, e in enumerate(r.episodes)], columns=EVALUATION_COLUMNS)
+
+
+def read_run(path: str | os.PathLike) -> RunRecords:
+    """The records of the run folder (or bundle) ``path``: its config, its metrics rows (sorted
+    by frames, a column per statistic, named as TensorBoard shows it:
+    ``charts/episodic_return``, ``losses/entropy``, ``perf/fps``, ...), its training episodes
+    and its evaluation episodes. A folder without ``config.json`` is refused, naming it."""
+    import pandas as pd
+
+    path = Path(path)
+    config = read_config(path)
+    notes: list[str] = []
+    try:
+        rows = read_jsonl(path / "metrics.jsonl", notes)
+    except FileNotFoundError:  # a bundle keeps no training rows
+        rows = []
+    metrics = pd.DataFrame(rows)
+    if "frames" in metrics:
+        metrics = metrics.sort_values("frames", kind="stable", ignore_index=True)
+    return RunRecords(path, config, metrics, _episodes(path, config, notes), _evaluations(path),
+                      tuple(notes))
