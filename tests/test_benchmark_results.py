@@ -12,6 +12,7 @@ import pytest
 from scipy.stats import trim_mean
 
 import gdi.benchmark as bench
+from gdi.cli import main
 from tests.imports import loaded_after
 from tests.tolerance import assert_close
 
@@ -188,3 +189,31 @@ def test_a_path_serves_as_the_grid_and_a_bad_frame_count_is_refused(grid):
 def test_importing_the_package_loads_neither_torch_nor_pandas():
     assert loaded_after("import gdi.benchmark as b; b.__all__", {"torch", "pandas"}) == []
     assert loaded_after("import gdi.benchmark as b; b.grid_scores", {"pandas"}) == ["pandas"]
+
+
+def test_what_is_left_is_each_systems_runs_frames_and_pace_by_hand(grid, capsys):
+    """a's Pong seed 1 stopped at 500 frames (new again: nothing carried) is a's one run left,
+    1,000 frames; the peer's are done. a's pace is the median over its runs of each one's
+    median perf/fps; a peer run's is its curve's frames over the wall time where both grew."""
+    from gdi.benchmark.pace import gdi_pace, peer_pace
+
+    for slug in ("ale-Breakout", "ale-Pong"):
+        for seed in (0, 1):
+            folder = grid.path.parent / "kept" / "a" / f"{slug}-{seed}"
+            fps = [100.0 * (seed + 1), 300.0 * (seed + 1), 200.0 * (seed + 1)]
+            with (folder / "metrics.jsonl").open("a") as f:  # rows early in each run
+                f.writelines(json.dumps({"frames": 100, "perf/fps": v}) + "\n" for v in fps)
+    runs = sorted(grid.path.parent.glob("kept/a/*"))
+    assert [gdi_pace(run) for run in runs] == [200.0, 400.0, 200.0, 400.0]  # seed 0, 1 each
+    # A resume: wall time goes on, frames repeat from the checkpoint (no progress counted).
+    peer = grid.path.parent / "peer" / "ale-Pong-1"
+    (peer / "curve.csv").write_text("wall_s,frames,mean_return,episodes\n"
+                                    "10,0,,0\n20,500,1,1\n30,1000,1,2\n35,800,1,2\n45,1400,1,3\n")
+    assert_close(peer_pace(peer), (500 + 500 + 600) / (10 + 10 + 10))
+    left = {row.system: row for row in bench.grid_left(grid)}
+    assert (left["a"].runs, left["a"].frames, left["a"].pace) == (1, 1000, 300.0)
+    assert_close(left["a"].hours, 1000 / 300 / 3600)
+    assert (left["P"].runs, left["P"].frames) == (0, 0)
+    main(["benchmark", "status", str(grid.path)])
+    said = " ".join(capsys.readouterr().out.split())  # rich folds long lines
+    assert "left: a 1 run(s), 1,000 frames, at 300 frames/s ≈ 0 min (paces:" in said

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Union
+from typing import TYPE_CHECKING, Any, Union
 
 import tyro
 from tyro.conf import Positional
@@ -15,6 +15,9 @@ from gdi.cli.exits import EXIT_FAILED
 from gdi.cli.options import Count, check_count, subcommands
 from gdi.cli.tables import keeps_words, shown_path
 from gdi.evaluation.aggregates import REPS
+
+if TYPE_CHECKING:
+    from gdi.benchmark.pace import Left
 
 
 def benchmark_run(
@@ -89,6 +92,7 @@ def benchmark_status(grid: Positional[Path]) -> None:
     from rich.table import Table
 
     from gdi.benchmark.grid import load_grid
+    from gdi.benchmark.pace import grid_left
     from gdi.benchmark.state import grid_states, peer_states
 
     chosen = load_grid(grid)
@@ -138,6 +142,32 @@ def benchmark_status(grid: Positional[Path]) -> None:
             console.print(f"{name}: curves in "
                           f"{shown_path(Path(os.path.commonpath(folders)))}", highlight=False)
     console.print(", ".join(f"{n} {name}" for name, n in counts.items()))
+    left = left_line(grid_left(chosen))
+    if left:
+        console.print(left, highlight=False)
+
+
+def left_line(left: list[Left]) -> str | None:
+    """What is left of a grid, one run at a time at each system's pace (None: nothing)."""
+    def frames(n: int) -> str:
+        return f"{n / 1e6:.1f}M" if n >= 1_000_000 else f"{n:,}"
+
+    def duration(hours: float) -> str:
+        return f"{hours:.1f} h" if hours >= 1 else f"{hours * 60:.0f} min"
+
+    parts, hours = [], []
+    for system in (s for s in left if s.runs):
+        pace = (f"at {system.pace:,.0f} frames/s ≈ {duration(system.hours)}" if system.pace
+                else "no pace recorded yet")
+        parts.append(f"{system.system} {system.runs} run(s), {frames(system.frames)} frames, "
+                     f"{pace}")
+        hours.append(system.hours)
+    if not parts:
+        return None
+    total = (f"; ≈ {duration(sum(hours))} one run at a time"
+             if None not in hours and len(parts) > 1 else "")
+    return (f"left: {'; '.join(parts)}{total} (paces: the median of each system's runs, on the "
+            "machines they ran on)")
 
 
 def benchmark_keep(grid: Positional[Path]) -> None:
