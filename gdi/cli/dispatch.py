@@ -27,6 +27,7 @@ from gdi.cli.train import train
 
 
 def _commands() -> dict:
+    """The subcommands by name, in ``gdi --help``'s order."""
     return {
         "train": train,
         "presets": presets,
