@@ -361,6 +361,25 @@ def test_peer_runs_are_made_with_the_grids_command_until_their_curve_reaches_the
                                                  capsys)
 
 
+def test_peers_only_makes_the_peers_runs_and_leaves_the_settings_to_wait(tmp_path, capsys):
+    """A peer's runs are needed whatever a grid's settings become: `--peers-only` makes them
+    alone, and the settings' runs stay new (no folder made)."""
+    (tmp_path / "fake_peer.py").write_text(FAKE_PEER)
+    path = tmp_path / "g.toml"
+    path.write_text("frames = 1000\nseeds = [0, 1]\nenvs = ['gym:CartPole-v1']\n"
+                    "[settings.new]\npreset = 'gdi-i3'\n"
+                    "[peers.P]\nfolder = 'peer/{env}-{seed}'\ncommand = ['" + sys.executable +
+                    "', 'fake_peer.py', '{folder}', '{frames}', '{spec}', '{seed}']\n")
+    main(["benchmark", "run", str(path), "--peer", "P", "--peers-only"])
+    said = capsys.readouterr().out
+    assert "P/gym:CartPole-v1/seed 1: done (1,000 frames)" in said
+    assert "2 of 2 chosen runs done" in said and "new/" not in said
+    assert not (tmp_path / "runs" / "g" / "new").exists()
+    assert [s.state for s in peer_states(load_grid(path))] == ["done", "done"]
+    assert "--peers-only without --peer: no run to make" in one_line_error(
+        ["benchmark", "run", str(path), "--peers-only"], capsys)
+
+
 def test_a_setting_is_its_table_laid_over_the_defaults_key_by_key():
     """[defaults] says once what the settings share: each setting reads as if its table said
     all of it, and a key of its own replaces the default's whole (a set list is not merged)."""

@@ -23,7 +23,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from gdi.benchmark.curves import peer_frames
@@ -266,20 +266,24 @@ def _peer_job(run: PeerRun, grid: Grid, result: QueueResult,
 
 
 def run_grid(grid: Grid, parallel: int | None = None, ray_address: str | None = None,
-             cpus_per_run: float = 2.0, peers: Sequence[str] = (),
+             cpus_per_run: float = 2.0, peers: Sequence[str] = (), peers_only: bool = False,
              say: Callable[[str], None] = print) -> QueueResult:
     """Every run of ``grid`` that is not done (``gdi benchmark run``): ``parallel`` at a time
     on this machine (default: the grid's ``parallel``), or each as a Ray task of
     ``cpus_per_run`` CPUs on the cluster at ``ray_address``; with ``peers``, those peers' runs
-    too (their grid ``command``, on this machine only). A closed setting's runs are never run
-    (``say`` names it). Bad input is refused before any run starts."""
+    too (their grid ``command``, on this machine only), and with ``peers_only`` those alone. A
+    closed setting's runs are never run (``say`` names it). Bad input is refused before any
+    run starts."""
     peers = grid.runnable_peers(peers)
     if peers and ray_address is not None:
         raise ValueError(f"--peer {' '.join(peers)} with --ray-address: a peer's command runs "
                          "on this machine only; allowed: one of the two")
-    for closed in (s for s in grid.settings if s.closed is not None):
+    if peers_only and not peers:
+        raise ValueError("--peers-only without --peer: no run to make; allowed: --peers-only "
+                         "with --peer NAME")
+    for closed in (s for s in grid.settings if s.closed is not None and not peers_only):
         say(f"{closed.name}: closed ({closed.closed}): its runs are reported, not run")
-    grid = grid.open()
+    grid = replace(grid, settings=()) if peers_only else grid.open()
     if parallel is not None and parallel < 1:
         raise ValueError(f"--parallel {parallel}: allowed: at least 1")
     if cpus_per_run <= 0:

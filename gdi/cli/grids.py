@@ -29,6 +29,7 @@ def benchmark_run(
     env: tuple[str, ...] = (),
     seed: tuple[int, ...] = (),
     peer: tuple[str, ...] = (),
+    peers_only: bool = False,
 ) -> int:
     """Run a benchmark grid (a TOML file: environments × seeds × settings; docs/benchmark-grids.md):
     every run that is not done, as `gdi train` into its folder: new runs start, checkpointed
@@ -53,21 +54,23 @@ def benchmark_run(
         peer: Also these peers' runs, each with its `command` in the grid (run in the grid
             file's folder; on this machine only): environment by environment and seed by
             seed, after the settings' runs of each.
+        peers_only: With --peer, the peers' runs alone; the settings' wait. A peer's runs are
+            needed whatever the settings become, so a grid whose settings may still change
+            makes them first.
     """
     from gdi.benchmark.grid import load_grid
     from gdi.benchmark.queue import run_grid
 
     chosen = load_grid(grid).select(setting, env, seed)
-    result = run_grid(chosen, parallel, ray_address, cpus_per_run, peer, print)
+    result = run_grid(chosen, parallel, ray_address, cpus_per_run, peer, peers_only, print)
     peers = tuple(peer)
-    chosen = chosen.open()
-    total = len(chosen.cells()) + sum(len(chosen.envs) * len(p.seeds) for p in chosen.peers
-                                      if p.name in peers)
+    total = (0 if peers_only else len(chosen.open().cells())) + sum(
+        len(chosen.envs) * len(p.seeds) for p in chosen.peers if p.name in peers)
     # The part of the grid named on the command line, as options to run it again.
     options = "".join(f" --{option} {' '.join(map(str, names))}" for option, names in
                       (("setting", setting), ("env", env), ("seed", seed), ("peer", peers))
-                      if names)
-    part = " chosen" if setting or env or seed else ""
+                      if names) + (" --peers-only" if peers_only else "")
+    part = " chosen" if setting or env or seed or peers_only else ""
     print(f"{grid}: {len(result.done_before) + len(result.finished)} of {total}{part} runs done"
           + (f", {len(result.failed)} failed" if result.failed else "")
           + (f", {len(result.stopped)} stopped with a checkpoint" if result.stopped else "")
