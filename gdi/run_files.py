@@ -176,7 +176,7 @@ def read_jsonl(path: Path, notes: list[str] | None = None) -> list[dict]:
     if path.is_file():
         text = path.read_text(encoding="utf-8", errors="replace")
     elif packed.is_file():
-        text, path = gzip.decompress(packed.read_bytes()).decode(), packed
+        text, path = gzip.decompress(packed.read_bytes()).decode("utf-8", "replace"), packed
     else:
         raise FileNotFoundError(f"no {path.name} (nor {packed.name}) in {path.parent}")
     rows = []

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from gdi.run_files import EVAL_DIR, read_jsonl
-from gdi.scores import load_run, read_config
+from gdi.run_files import EVALUATION_POLICIES, eval_folder, read_jsonl
+from gdi.scores import EvalRecord, read_config, read_eval_file
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -31,8 +31,11 @@ __all__ = ["EPISODE_COLUMNS", "EVALUATION_COLUMNS", "RunRecords", "read_run"]
 #: named as the run's policy space names them (GDI-I³: inv_tau1, inv_tau2, eps).
 EPISODE_COLUMNS = ("frames", "actor", "lambda", "return", "length")
 #: ``RunRecords.evaluations``' columns: the file's frames and name (``frames_<N>`` for the
-#: evaluations training wrote, the checkpoint's for ``gdi evaluate``'s), its λ policy, and each
-#: episode's index, raw return, length in frames and environment seed.
+#: evaluations training wrote, the checkpoint's for ``gdi evaluate``'s), the policy that chose
+#: λ (population, greedy, uniform, fixed: ``gdi evaluate --policy``), whether training wrote
+#: it, and each episode's index, raw return, length in frames and environment seed. A
+#: bundle's evaluations made after export live outside it (``evaluations/<bundle>``): read
+#: that folder with ``read_run`` for them.
 EVALUATION_COLUMNS = ("frames", "name", "policy", "periodic", "episode", "return", "length",
                       "seed")
 
@@ -49,15 +52,18 @@ class RunRecords:
     notes: tuple[str, ...] = ()  # lines left out of a log (a write cut short by a crash)
 
 
-def _lambda_names(config: dict[str, Any], width: int) -> list[str]:
-    """The names of λ's coordinates in the run's policy space; ``lambda_<i>`` for a space this
-    install does not have (a run of a user's own, not registered here)."""
-    from gdi.policy_space import get_policy_space
+def _lambda_names(config: dict[str, Any], width: int | None) -> list[str]:
+    """The names of λ's coordinates in the run's policy space (``width`` of them, when the log
+    has rows; None: as many as the space has); ``lambda_<i>`` for a space this install does
+    not have (a run of a user's own, not registered here) or one of another width."""
+    from gdi.policy_space import get_policy_space  # loads torch: the registry's spaces
 
     try:
         names = list(get_policy_space(str(config.get("policy_space"))).index_names)
     except (KeyError, ValueError):
         names = []
+    if width is None:
+        return names
     return names if len(names) == width else [f"lambda_{i}" for i in range(width)]
 
 
@@ -68,8 +74,8 @@ def _episodes(path: Path, config: dict[str, Any], notes: list[str]) -> pd.DataFr
         rows = read_jsonl(path / "meta.jsonl", notes)
     except FileNotFoundError:  # a bundle, or a run that has not written its log yet
         rows = []
-    width = max((len(row.get("lambda", ())) for row in rows), default=0)
-    names = _lambda_names(config, width)
+    names = _lambda_names(config, max((len(row.get("lambda", ())) for row in rows),
+                                      default=None))
     table = pd.DataFrame(
         [{**{k: row.get(k) for k in EPISODE_COLUMNS if k != "lambda"},
           **dict(zip(names, row.get("lambda", ()), strict=False))} for row in rows],
@@ -77,15 +83,24 @@ def _episodes(path: Path, config: dict[str, Any], notes: list[str]) -> pd.DataFr
     return table
 
 
-def _evaluations(path: Path) -> pd.DataFrame:
+def _evaluations(path: Path, config: dict[str, Any]) -> pd.DataFrame:
+    """Every evaluation file's episodes, policy by policy (``eval/`` for the population, what
+    training writes and reports read; ``eval_<policy>/`` for ``gdi evaluate --policy``), each
+    policy's files in the reports' order (frames, then training's before ``gdi evaluate``'s)."""
     import pandas as pd
 
-    if not any((path / EVAL_DIR).glob("*.json")):
-        return pd.DataFrame(columns=EVALUATION_COLUMNS)
-    records = load_run(path).records
-    return pd.DataFrame(
-        [(r.frames, r.name, r.policy, r.periodic, i, e.episode_return, e.frames, e.seed)
-         for r in records for i, e in enumerate(r.episodes)], columns=EVALUATION_COLUMNS)
+    rows = []
+    for policy in EVALUATION_POLICIES:
+        records = sorted((read_eval_file(file) for file in
+                          sorted((path / eval_folder(policy)).glob("*.json"))),
+                         key=EvalRecord.sort_key)
+        for record in records:
+            if record.env != config["env"]:
+                raise ValueError(f"{record.path}: env {record.env!r} differs from the run's "
+                                 f"{config['env']!r}")
+            rows += [(record.frames, record.name, policy, record.periodic, i, e.episode_return,
+                      e.frames, e.seed) for i, e in enumerate(record.episodes)]
+    return pd.DataFrame(rows, columns=EVALUATION_COLUMNS)
 
 
 def read_run(path: str | os.PathLike) -> RunRecords:
@@ -102,8 +117,8 @@ def read_run(path: str | os.PathLike) -> RunRecords:
         rows = read_jsonl(path / "metrics.jsonl", notes)
     except FileNotFoundError:  # a bundle keeps no training rows
         rows = []
-    metrics = pd.DataFrame(rows)
-    if "frames" in metrics:
+    metrics = pd.DataFrame(rows, columns=None if rows else ["frames"])
+    if rows:
         metrics = metrics.sort_values("frames", kind="stable", ignore_index=True)
-    return RunRecords(path, config, metrics, _episodes(path, config, notes), _evaluations(path),
+    return RunRecords(path, config, metrics, _episodes(path, config, notes), _evaluations(path, config),
                       tuple(notes))

@@ -378,6 +378,14 @@ def test_peers_only_makes_the_peers_runs_and_leaves_the_settings_to_wait(tmp_pat
     assert [s.state for s in peer_states(load_grid(path))] == ["done", "done"]
     assert "--peers-only without --peer: no run to make" in one_line_error(
         ["benchmark", "run", str(path), "--peers-only"], capsys)
+    assert "--peers-only with --setting new: --peers-only runs no setting" in one_line_error(
+        ["benchmark", "run", str(path), "--peer", "P", "--peers-only", "--setting", "new"], capsys)
+    # From Python, one peer may be named as a string; the done runs are said done.
+    from gdi.benchmark import run_grid
+
+    said = []
+    result = run_grid(load_grid(path), peers="P", peers_only=True, say=said.append)
+    assert len(result.done_before) == 2 and not result.finished and not said
 
 
 def test_a_setting_is_its_table_laid_over_the_defaults_key_by_key():

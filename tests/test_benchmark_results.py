@@ -108,7 +108,7 @@ def test_status_has_a_row_per_run_of_each_setting_and_peer(grid):
     mine = status[~status["peer"]].set_index(["env", "seed"])
     assert mine.loc[("ale:Breakout", 0), "state"] == "kept"
     assert mine.loc[("ale:Pong", 1), "state"] == "new"  # short of the target, nothing carried
-    assert mine.loc[("ale:Pong", 1), "frames"] == 500
+    assert mine.loc[("ale:Pong", 1), ["frames", "kept_frames"]].tolist() == [0, 500]
     peers = status[status["peer"]]
     assert set(peers["state"]) == {"done"} and set(peers["system"]) == {"P"}
 
@@ -191,29 +191,38 @@ def test_importing_the_package_loads_neither_torch_nor_pandas():
     assert loaded_after("import gdi.benchmark as b; b.grid_scores", {"pandas"}) == ["pandas"]
 
 
-def test_what_is_left_is_each_systems_runs_frames_and_pace_by_hand(grid, capsys):
+def test_what_remains_is_each_systems_runs_frames_and_pace_by_hand(grid, capsys):
     """a's Pong seed 1 stopped at 500 frames (new again: nothing carried) is a's one run left,
-    1,000 frames; the peer's are done. a's pace is the median over its runs of each one's
-    median perf/fps; a peer run's is its curve's frames over the wall time where both grew."""
-    from gdi.benchmark.pace import gdi_pace, peer_pace
+    1,000 frames; the peer's are done. A run's pace is its frames over the seconds they took,
+    each metrics row's frames since the row before over its perf/fps; a peer run's, its
+    curve's frames over the wall time where both grew; a system's, the median over runs."""
+    from gdi.benchmark.remaining import gdi_pace, peer_pace
 
     for slug in ("ale-Breakout", "ale-Pong"):
         for seed in (0, 1):
             folder = grid.path.parent / "kept" / "a" / f"{slug}-{seed}"
             fps = [100.0 * (seed + 1), 300.0 * (seed + 1), 200.0 * (seed + 1)]
             with (folder / "metrics.jsonl").open("a") as f:  # rows early in each run
-                f.writelines(json.dumps({"frames": 100, "perf/fps": v}) + "\n" for v in fps)
+                f.writelines(json.dumps({"frames": 100 * (i + 1), "perf/fps": v}) + "\n"
+                             for i, v in enumerate(fps))
     runs = sorted(grid.path.parent.glob("kept/a/*"))
-    assert [gdi_pace(run) for run in runs] == [200.0, 400.0, 200.0, 400.0]  # seed 0, 1 each
+    by_hand = [300 / (100 / 100 + 100 / 300 + 100 / 200) * (seed + 1) for seed in (0, 1)]
+    for run, expected in zip(runs, by_hand * 2, strict=True):  # Breakout 0, 1, Pong 0, 1
+        assert_close(gdi_pace(run), expected, terms=3)
     # A resume: wall time goes on, frames repeat from the checkpoint (no progress counted).
     peer = grid.path.parent / "peer" / "ale-Pong-1"
     (peer / "curve.csv").write_text("wall_s,frames,mean_return,episodes\n"
                                     "10,0,,0\n20,500,1,1\n30,1000,1,2\n35,800,1,2\n45,1400,1,3\n")
     assert_close(peer_pace(peer), (500 + 500 + 600) / (10 + 10 + 10))
-    left = {row.system: row for row in bench.grid_left(grid)}
-    assert (left["a"].runs, left["a"].frames, left["a"].pace) == (1, 1000, 300.0)
-    assert_close(left["a"].hours, 1000 / 300 / 3600)
+    left = {row.system: row for row in bench.grid_remaining(grid)}
+    assert (left["a"].runs, left["a"].frames) == (1, 1000)
+    assert_close(left["a"].pace, sum(by_hand) / 2, terms=3)  # the median of four: two of each
+    assert_close(left["a"].hours, 1000 / left["a"].pace / 3600, terms=4)
     assert (left["P"].runs, left["P"].frames) == (0, 0)
     main(["benchmark", "status", str(grid.path)])
     said = " ".join(capsys.readouterr().out.split())  # rich folds long lines
-    assert "left: a 1 run(s), 1,000 frames, at 300 frames/s ≈ 0 min (paces:" in said
+    assert "left: a 1 run(s), 1,000 frames, at 245 frames/s ≈ 0 min (paces:" in said
+    # A curve with a value that is not a number is an error naming the file.
+    (peer / "curve.csv").write_text("wall_s,frames,mean_return,episodes\n10,abc,,0\n")
+    with pytest.raises(ValueError, match=r"curve\.csv: a row's wall_s or frames is not a number"):
+        peer_pace(peer)

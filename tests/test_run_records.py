@@ -3,13 +3,14 @@ read line by line here: the metrics rows, the training episodes with λ named by
 policy space, the evaluation episodes; a crash-cut last line left out and said, a bad line
 elsewhere named, a bundle's missing logs empty tables, a folder that is not a run refused."""
 
+import gzip
 import json
 import shutil
 
 import pytest
 
 import gdi
-from gdi.run_records import EPISODE_COLUMNS, EVALUATION_COLUMNS
+from gdi.run_records import EVALUATION_COLUMNS
 from tests.test_api import tiny_train
 
 
@@ -81,8 +82,29 @@ def test_a_folder_without_logs_has_empty_tables_and_one_without_config_is_refuse
     bare.mkdir()
     shutil.copy(run / "config.json", bare / "config.json")
     records = gdi.read_run(bare)
-    assert records.metrics.empty and records.evaluations.empty
-    assert records.episodes.empty and list(records.episodes.columns)[:2] == \
-        list(EPISODE_COLUMNS[:2])
+    assert records.metrics.empty and list(records.metrics.columns) == ["frames"]
+    assert records.evaluations.empty and list(records.evaluations.columns) == \
+        list(EVALUATION_COLUMNS)
+    assert records.episodes.empty and list(records.episodes.columns) == \
+        ["frames", "actor", "inv_tau1", "inv_tau2", "eps", "return", "length"]
     with pytest.raises(FileNotFoundError, match=r"no config\.json"):
         gdi.read_run(tmp_path)
+
+
+def test_a_compressed_log_and_another_policys_evaluations_are_read_too(run, tmp_path):
+    """An archived run keeps meta.jsonl as meta.jsonl.gz; `gdi evaluate --policy greedy` files
+    its episodes in eval_greedy/, beside training's in eval/."""
+    from gdi.agent import evaluate_checkpoint
+
+    copy = shutil.copytree(run, tmp_path / "copy")
+    meta = copy / "meta.jsonl"
+    (copy / "meta.jsonl.gz").write_bytes(gzip.compress(meta.read_bytes()))
+    meta.unlink()
+    evaluate_checkpoint(copy, "latest", 3, 3, 0, policy="greedy")
+    records = gdi.read_run(copy)
+    assert records.episodes.equals(gdi.read_run(run).episodes)
+    greedy = records.evaluations[records.evaluations["policy"] == "greedy"]
+    written = json.loads(next((copy / "eval_greedy").glob("*.json")).read_text())
+    assert list(greedy["return"]) == [e["return"] for e in written["episodes"]]
+    assert not greedy["periodic"].any()
+    assert set(records.evaluations["policy"]) == {"population", "greedy"}

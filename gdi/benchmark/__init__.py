@@ -11,7 +11,7 @@ The same from Python (docs/benchmark-grids.md, "From Python"):
     bench.grid_curves(grid)            # every training episode,
     bench.grid_scores(grid)            # each run at the target (the report's runs.csv),
     bench.grid_aggregates(grid)        # IQM, median and P(improvement) with 95 % CIs
-    bench.grid_left(grid)              # per system: runs and frames left, frames/s, hours
+    bench.grid_remaining(grid)         # per system: runs and frames left, frames/s, hours
     bench.write_grid_report(grid)      # gdi benchmark report: report.md, benchmark.png
 
 Each name is imported on first use, so importing the package loads neither torch nor pandas.
@@ -19,8 +19,8 @@ Each name is imported on first use, so importing the package loads neither torch
 
 from importlib import import_module as _import_module
 
-__all__ = ["grid_aggregates", "grid_curves", "grid_left", "grid_scores", "grid_status",
-           "load_grid", "run_grid", "write_grid_report"]
+__all__ = ["grid_aggregates", "grid_curves", "grid_remaining", "grid_scores",
+           "grid_status", "load_grid", "run_grid", "write_grid_report"]
 
 #: Public names and the module each comes from.
 _FROM_MODULE = {
@@ -31,7 +31,7 @@ _FROM_MODULE = {
     "grid_curves": "gdi.benchmark.results",
     "grid_scores": "gdi.benchmark.results",
     "grid_aggregates": "gdi.benchmark.results",
-    "grid_left": "gdi.benchmark.pace",
+    "grid_remaining": "gdi.benchmark.remaining",
 }
 
 

@@ -484,8 +484,9 @@ def run_rows(grid: Grid, runs: dict[tuple[str, str], GameRuns], at: int) -> list
         norm = normalizer(env)
         for c in entry.curves:
             score = c.score_at(at, grid.window)
-            rows.append((name, env, c.seed, c.trained, score, float(norm(np.array([score]))[0]),
-                         normalized_auc(c, at, grid.window, norm), c.source))
+            rows.append((name, env, int(c.seed), int(c.trained), float(score),
+                         float(norm(np.array([score]))[0]),
+                         float(normalized_auc(c, at, grid.window, norm)), c.source))
     return rows
 
 
@@ -564,8 +565,8 @@ def write_grid_report(grid: Grid, at: int | None = None, out: Path | None = None
         writer = csv.writer(f)
         writer.writerow(RUN_COLUMNS)
         for row in run_rows(grid, runs, at):
-            writer.writerow([value if isinstance(value, str | int | Path) else repr(value)
-                             for value in row])
+            writer.writerow([repr(value) if isinstance(value, float) else value
+                             for value in row])  # a float's repr: every digit kept
     sections = {"Per environment": table,
                 "Aggregates": lines[lines.index("## Aggregates") + 2:lines.index(
                     "## Not in these numbers" if behind else "## Commands") - 1],

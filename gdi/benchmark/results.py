@@ -35,7 +35,10 @@ from gdi.benchmark.state import grid_states, peer_states
 from gdi.evaluation.aggregates import REPS, Interval
 
 #: ``grid_status``'s columns.
-STATUS_COLUMNS = ("system", "peer", "closed", "env", "seed", "state", "frames", "folder")
+#: ``frames``: trained in the run folder (a peer's: its curve); ``kept_frames``: what the kept
+#: records of a setting's run reach when its folder is not here (0: none).
+STATUS_COLUMNS = ("system", "peer", "closed", "env", "seed", "state", "frames", "kept_frames",
+                  "folder")
 #: ``grid_curves``' columns: ``trailing`` is the mean return of the last ``window`` episodes
 #: (fewer at a run's start), the curve the report draws and scores.
 CURVE_COLUMNS = ("system", "env", "seed", "episode", "frames", "return", "trailing")
@@ -60,22 +63,22 @@ def _grid(grid: Grid | str | Path) -> Grid:
 def grid_status(grid: Grid | str | Path) -> pd.DataFrame:
     """Where each run stands, as ``gdi benchmark status`` shows it: one row per run of each
     setting (new, running, resumable, unstarted, done, kept or carried) and of each peer (new,
-    partial, carried, running, done), with the frames it has trained and its folder (a
-    setting's run folder, or the records it is read from)."""
+    partial, carried, running, done), with the frames it has trained, those its kept records
+    reach and its folder (a setting's run folder, or the records it is read from)."""
     grid = _grid(grid)
     rows = [(s.cell.setting.name, False, s.cell.setting.closed is not None, s.cell.env,
-             s.cell.seed, s.state, s.frames or s.kept_frames, str(s.source or s.cell.folder))
+             s.cell.seed, s.state, s.frames, s.kept_frames, str(s.source or s.cell.folder))
             for s in grid_states(grid)]
-    rows += [(p.peer, True, False, p.env, p.seed, p.state, p.frames, str(p.folder))
+    rows += [(p.peer, True, False, p.env, p.seed, p.state, p.frames, 0, str(p.folder))
              for p in peer_states(grid)]
     return pd.DataFrame(rows, columns=STATUS_COLUMNS)
 
 
 def grid_curves(grid: Grid | str | Path) -> pd.DataFrame:
     """Every training episode of every run with one (settings' and peers', short of the
-    target or not), in the order each run's episodes ended: its system, environment, seed,
-    index in the run, the frames trained when it ended, its raw return and the trailing mean
-    over the grid's ``window``."""
+    target or not), each run's by the frames at which they ended: its system, environment,
+    seed, index in the run, those frames, its raw return and the trailing mean over the grid's
+    ``window``."""
     grid = _grid(grid)
     _, runs = collect(grid, 0)  # at 0 frames, every run with an episode is in
     frames = []

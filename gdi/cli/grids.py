@@ -17,7 +17,7 @@ from gdi.cli.tables import keeps_words, shown_path
 from gdi.evaluation.aggregates import REPS
 
 if TYPE_CHECKING:
-    from gdi.benchmark.pace import Left
+    from gdi.benchmark.remaining import Remaining
 
 
 def benchmark_run(
@@ -61,6 +61,9 @@ def benchmark_run(
     from gdi.benchmark.grid import load_grid
     from gdi.benchmark.queue import run_grid
 
+    if peers_only and setting:
+        raise ValueError(f"--peers-only with --setting {' '.join(setting)}: --peers-only runs no "
+                         "setting; allowed: one of the two")
     chosen = load_grid(grid).select(setting, env, seed)
     result = run_grid(chosen, parallel, ray_address, cpus_per_run, peer, peers_only, print)
     peers = tuple(peer)
@@ -86,7 +89,9 @@ def benchmark_status(grid: Positional[Path]) -> None:
     """Where each run of a grid stands (new, running, resumable, unstarted, done; kept or
     carried: records of a run whose folder is elsewhere; "(closed)": of a setting the grid no
     longer runs), read from the run folders and the kept records, and each peer's run (new,
-    partial, carried, done, read from its curve; running: a queue's `--peer` is making it).
+    partial, carried, done, read from its curve; running: a queue's `--peer` is making it),
+    and last what remains: per setting and peer, its runs not done, their frames and the
+    hours they take one at a time at the pace its runs have kept.
 
     Args:
         grid: The grid's TOML file.
@@ -95,7 +100,7 @@ def benchmark_status(grid: Positional[Path]) -> None:
     from rich.table import Table
 
     from gdi.benchmark.grid import load_grid
-    from gdi.benchmark.pace import grid_left
+    from gdi.benchmark.remaining import grid_remaining
     from gdi.benchmark.state import grid_states, peer_states
 
     chosen = load_grid(grid)
@@ -145,12 +150,12 @@ def benchmark_status(grid: Positional[Path]) -> None:
             console.print(f"{name}: curves in "
                           f"{shown_path(Path(os.path.commonpath(folders)))}", highlight=False)
     console.print(", ".join(f"{n} {name}" for name, n in counts.items()))
-    left = left_line(grid_left(chosen))
+    left = left_line(grid_remaining(chosen))
     if left:
         console.print(left, highlight=False)
 
 
-def left_line(left: list[Left]) -> str | None:
+def left_line(left: list[Remaining]) -> str | None:
     """What is left of a grid, one run at a time at each system's pace (None: nothing)."""
     def frames(n: int) -> str:
         return f"{n / 1e6:.1f}M" if n >= 1_000_000 else f"{n:,}"

@@ -2,11 +2,12 @@
 peer), the runs not done, the frames they have left to train, the frames per second its runs
 recorded, and the hours that makes one run at a time (``gdi benchmark status``'s last lines).
 
-A gdi run's pace is the median of its metrics rows' ``perf/fps`` (each row's frames over its
-own interval, start-up and evaluations included); a peer run's is its curve's frames over its
-wall time (``curve.csv``'s ``wall_s``, which a resumed run carries on). A system's pace is the
-median over its runs: measured on whatever machine each ran on, so an estimate for this one
-only as far as the machines are alike.
+A run's pace is its frames over its wall time: for a gdi run, each metrics row's frames since
+the row before over the seconds they took (its ``perf/fps`` is that ratio, start-up and
+evaluations included), summed over the rows; for a peer run, the same over its ``curve.csv``
+(``wall_s``, which a resumed run carries on; a resume's repeated frames and start-up count as
+no progress). A system's pace is the median over its runs: measured on whatever machine each
+ran on, so an estimate for this one only as far as the machines are alike.
 """
 
 from __future__ import annotations
@@ -23,13 +24,13 @@ from gdi.run_files import read_jsonl
 
 
 @dataclass(frozen=True)
-class Left:
+class Remaining:
     """One system's part of a grid that is not done."""
 
     system: str
     runs: int  # runs short of the target (new ones included)
     frames: int  # frames those runs have left to train
-    pace: float | None  # frames per second its runs recorded (median over runs); None: none
+    pace: float | None  # frames per second of its runs (median over runs); None: none yet
 
     @property
     def hours(self) -> float | None:
@@ -38,14 +39,24 @@ class Left:
 
 
 def gdi_pace(folder: Path) -> float | None:
-    """The median ``perf/fps`` of a gdi run's metrics rows (None: no such row)."""
+    """A gdi run's frames per second: the frames between its metrics rows over the seconds
+    they took (``perf/fps`` gives each row's), summed over the rows. None without a row yet; a
+    damaged log is an error naming its line (``read_jsonl``)."""
     try:
         rows = read_jsonl(folder / "metrics.jsonl")
-    except (FileNotFoundError, ValueError):  # no log yet, or one a report would refuse
+    except FileNotFoundError:  # no log yet
         return None
-    fps = [row["perf/fps"] for row in rows
-           if isinstance(row.get("perf/fps"), int | float) and row["perf/fps"] > 0]
-    return median(fps) if fps else None
+    frames = seconds = 0.0
+    last = 0
+    for row in sorted((r for r in rows if isinstance(r.get("perf/fps"), int | float)
+                       and r["perf/fps"] > 0 and isinstance(r.get("frames"), int)),
+                      key=lambda r: r["frames"]):
+        step = row["frames"] - last
+        if step > 0:  # a row repeated after a resume adds nothing
+            frames += step
+            seconds += step / row["perf/fps"]
+        last = row["frames"]
+    return frames / seconds if seconds > 0 else None
 
 
 def peer_pace(folder: Path) -> float | None:
@@ -55,14 +66,17 @@ def peer_pace(folder: Path) -> float | None:
     if not path.is_file():
         return None
     with path.open(newline="") as f:
-        points = [(float(r["wall_s"]), float(r["frames"])) for r in csv.DictReader(f)
-                  if r.get("wall_s") and r.get("frames")]
+        try:
+            points = [(float(r["wall_s"]), float(r["frames"])) for r in csv.DictReader(f)
+                      if r.get("wall_s") and r.get("frames")]
+        except ValueError as err:
+            raise ValueError(f"{path}: a row's wall_s or frames is not a number ({err})") from None
     steps = [(w1 - w0, f1 - f0) for (w0, f0), (w1, f1) in pairwise(points) if w1 > w0 and f1 > f0]
     seconds = sum(s for s, _ in steps)
     return sum(f for _, f in steps) / seconds if seconds > 0 else None
 
 
-def grid_left(grid: Grid | str | Path) -> list[Left]:
+def grid_remaining(grid: Grid | str | Path) -> list[Remaining]:
     """Each system's runs not done, their frames left and its pace, settings first (a closed
     setting has nothing left: its runs are never run). ``grid``: a grid or its file."""
     grid = grid if isinstance(grid, Grid) else load_grid(grid)
@@ -73,7 +87,7 @@ def grid_left(grid: Grid | str | Path) -> list[Left]:
         paces = [p for s in mine if s.source is not None
                  and (p := gdi_pace(s.source)) is not None]
         todo = [] if setting.closed else [s for s in mine if s.state not in (DONE, KEPT)]
-        left.append(Left(setting.name, len(todo),
+        left.append(Remaining(setting.name, len(todo),
                          sum(max(grid.target - s.frames, 0) for s in todo),
                          median(paces) if paces else None))
     peers = peer_states(grid)
@@ -81,7 +95,7 @@ def grid_left(grid: Grid | str | Path) -> list[Left]:
         mine = [p for p in peers if p.peer == peer.name]
         paces = [p for run in mine if (p := peer_pace(run.folder)) is not None]
         todo = [run for run in mine if run.state != DONE]
-        left.append(Left(peer.name, len(todo),
+        left.append(Remaining(peer.name, len(todo),
                          sum(max(grid.target - run.frames, 0) for run in todo),
                          median(paces) if paces else None))
     return left
