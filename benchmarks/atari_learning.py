@@ -45,6 +45,8 @@ from gdi.evaluation.aggregates import REPS, curve_band
 from gdi.evaluation.baselines import baselines
 from gdi.evaluation.games import canonical_game
 from gdi.evaluation.metrics import hns
+from gdi.run_files import read_jsonl
+from gdi.run_records import training_clock
 from gdi.runtime.run_folder.meta_log import load_meta_rows
 from gdi.runtime.run_folder.run_dir import read_config
 
@@ -78,20 +80,6 @@ def group_of(folder: str) -> str:
     return re.sub(r"(-|_seed)\d+$", "", folder)
 
 
-def training_clock(metrics_rows: list[dict]) -> tuple[np.ndarray, np.ndarray]:
-    """Frames and cumulative seconds of training at each logged row: a row covers its frames
-    since the previous row at its ``perf/fps``, so its interval is their quotient."""
-    frames, seconds, last, clock = [0.0], [0.0], 0, 0.0
-    for row in metrics_rows:
-        if "perf/fps" not in row or row["perf/fps"] <= 0:
-            continue
-        clock += (row["frames"] - last) / row["perf/fps"]
-        last = row["frames"]
-        frames.append(float(row["frames"]))
-        seconds.append(clock)
-    return np.asarray(frames), np.asarray(seconds)
-
-
 def game_of(env: str) -> str:
     if not env.startswith("ale:"):
         raise ValueError(f"{env!r} is not an Atari game (ale:<Game>); this report is for the ALE")
@@ -114,8 +102,7 @@ def read_gdi(run: Path, ale_only: bool = True) -> Curve:
     """A gdi run's curves. ``ale_only``: refuse a run off the ALE (this report's human-normalized
     scores need an Atari game); without it another environment's spec names its game."""
     config, _ = read_config(run)
-    rows = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()
-            if line.strip()]
+    rows = read_jsonl(run / "metrics.jsonl")
     frames, seconds = training_clock(rows)
     if frames.size < 2:
         raise ValueError(f"{run} has no logged training rows yet")

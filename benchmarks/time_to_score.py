@@ -1,7 +1,7 @@
 """Time to score: wall-clock minutes until a run's periodic evaluation first reaches a return,
 its frames/s and final return, per run and per group of runs (before / after a change).
 
-A run's clock is its training clock (benchmarks/atari_learning.py's ``training_clock``): each
+A run's clock is its training clock (``gdi.run_records.training_clock``): each
 ``metrics.jsonl`` row covers the frames since the row before at its ``perf/fps``, so the minutes
 include the collector's fill and the periodic evaluations (each in the row after it; the final
 one in none) but not a stop between a checkpoint and its resume, and they survive a copy
@@ -26,8 +26,8 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.atari_learning import training_clock
 from gdi.evaluation.aggregates import aggregate_intervals
+from gdi.run_records import training_clock
 
 
 @dataclass(frozen=True)

@@ -19,13 +19,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from gdi.run_files import EVALUATION_POLICIES, eval_folder, read_jsonl
 from gdi.scores import EvalRecord, read_config, read_eval_file
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["EPISODE_COLUMNS", "EVALUATION_COLUMNS", "RunRecords", "read_run"]
+__all__ = ["EPISODE_COLUMNS", "EVALUATION_COLUMNS", "RunRecords", "read_run", "training_clock"]
 
 #: ``RunRecords.episodes``' columns; ``lambda`` is replaced by one column per coordinate of λ,
 #: named as the run's policy space names them (GDI-I³: inv_tau1, inv_tau2, eps).
@@ -101,6 +103,24 @@ def _evaluations(path: Path, config: dict[str, Any]) -> pd.DataFrame:
             rows += [(record.frames, record.name, policy, record.periodic, i, e.episode_return,
                       e.frames, e.seed) for i, e in enumerate(record.episodes)]
     return pd.DataFrame(rows, columns=EVALUATION_COLUMNS)
+
+
+def training_clock(rows: list[dict]) -> tuple[np.ndarray, np.ndarray]:
+    """Frames and cumulative seconds of training at each metrics row with ``perf/fps``, from
+    (0, 0): a row covers its frames since the row before at its ``perf/fps`` (start-up and
+    evaluations included), so its interval is their quotient. Rows are taken by frames; one
+    whose frames do not pass the row before adds nothing."""
+    frames, seconds, last, clock = [0.0], [0.0], 0, 0.0
+    for row in sorted((r for r in rows if isinstance(r.get("perf/fps"), int | float)
+                       and r["perf/fps"] > 0 and isinstance(r.get("frames"), int | float)),
+                      key=lambda r: r["frames"]):
+        if row["frames"] <= last:
+            continue
+        clock += (row["frames"] - last) / row["perf/fps"]
+        last = row["frames"]
+        frames.append(float(row["frames"]))
+        seconds.append(clock)
+    return np.asarray(frames), np.asarray(seconds)
 
 
 def read_run(path: str | os.PathLike) -> RunRecords:

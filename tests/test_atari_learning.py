@@ -1,6 +1,6 @@
-"""benchmarks/atari_learning.py: the wall clock it reads off a run's metrics, its trailing
-means, a gdi run's evaluations with their HNS, and a report of Sample Factory episodes written
-end to end."""
+"""benchmarks/atari_learning.py: its trailing means, a gdi run's evaluations with their HNS,
+and a report of Sample Factory episodes written end to end (its training clock is
+gdi.run_records.training_clock, tested in tests/test_run_records.py)."""
 
 import json
 
@@ -9,16 +9,6 @@ import pytest
 
 from benchmarks import atari_learning
 from tests.tolerance import assert_close
-
-
-def test_the_training_clock_adds_each_rows_frames_over_its_rate():
-    rows = [{"frames": 100, "perf/fps": 50.0},            # 2 s
-            {"frames": 100, "eval/mean_return": 3.0},      # an evaluation's row: no interval
-            {"frames": 300, "perf/fps": 100.0},           # 200 more frames at 100/s: 2 s
-            {"frames": 400, "perf/fps": 25.0}]            # 100 at 25/s: 4 s
-    frames, seconds = atari_learning.training_clock(rows)
-    assert frames.tolist() == [0.0, 100.0, 300.0, 400.0]
-    assert seconds.tolist() == [0.0, 2.0, 4.0, 8.0]
 
 
 def test_trailing_means_match_a_loop():

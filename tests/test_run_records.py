@@ -10,7 +10,7 @@ import shutil
 import pytest
 
 import gdi
-from gdi.run_records import EVALUATION_COLUMNS
+from gdi.run_records import EVALUATION_COLUMNS, training_clock
 from tests.test_api import tiny_train
 
 
@@ -108,3 +108,14 @@ def test_a_compressed_log_and_another_policys_evaluations_are_read_too(run, tmp_
     assert list(greedy["return"]) == [e["return"] for e in written["episodes"]]
     assert not greedy["periodic"].any()
     assert set(records.evaluations["policy"]) == {"population", "greedy"}
+
+
+def test_the_training_clock_adds_each_rows_frames_over_its_rate():
+    rows = [{"frames": 100, "perf/fps": 50.0},            # 2 s
+            {"frames": 100, "eval/mean_return": 3.0},      # an evaluation's row: no interval
+            {"frames": 300, "perf/fps": 100.0},           # 200 more frames at 100/s: 2 s
+            {"frames": 300, "perf/fps": 10.0},            # the same frames again: nothing
+            {"frames": 400, "perf/fps": 25.0}]            # 100 at 25/s: 4 s
+    frames, seconds = training_clock(rows)
+    assert frames.tolist() == [0.0, 100.0, 300.0, 400.0]
+    assert seconds.tolist() == [0.0, 2.0, 4.0, 8.0]

@@ -21,6 +21,7 @@ from statistics import median
 from gdi.benchmark.grid import Grid, load_grid
 from gdi.benchmark.state import DONE, KEPT, grid_states, peer_states
 from gdi.run_files import read_jsonl
+from gdi.run_records import training_clock
 
 
 @dataclass(frozen=True)
@@ -39,24 +40,15 @@ class Remaining:
 
 
 def gdi_pace(folder: Path) -> float | None:
-    """A gdi run's frames per second: the frames between its metrics rows over the seconds
-    they took (``perf/fps`` gives each row's), summed over the rows. None without a row yet; a
-    damaged log is an error naming its line (``read_jsonl``)."""
+    """A gdi run's frames per second of training (``training_clock``: its metrics rows'
+    frames over the seconds they took). None without a timed row yet; a damaged log is an
+    error naming its line (``read_jsonl``)."""
     try:
         rows = read_jsonl(folder / "metrics.jsonl")
     except FileNotFoundError:  # no log yet
         return None
-    frames = seconds = 0.0
-    last = 0
-    for row in sorted((r for r in rows if isinstance(r.get("perf/fps"), int | float)
-                       and r["perf/fps"] > 0 and isinstance(r.get("frames"), int)),
-                      key=lambda r: r["frames"]):
-        step = row["frames"] - last
-        if step > 0:  # a row repeated after a resume adds nothing
-            frames += step
-            seconds += step / row["perf/fps"]
-        last = row["frames"]
-    return frames / seconds if seconds > 0 else None
+    frames, seconds = training_clock(rows)
+    return float(frames[-1] / seconds[-1]) if seconds[-1] > 0 else None
 
 
 def peer_pace(folder: Path) -> float | None:
