@@ -226,3 +226,27 @@ def test_what_remains_is_each_systems_runs_frames_and_pace_by_hand(grid, capsys)
     (peer / "curve.csv").write_text("wall_s,frames,mean_return,episodes\n10,abc,,0\n")
     with pytest.raises(ValueError, match=r"curve\.csv: a row's wall_s or frames is not a number"):
         peer_pace(peer)
+
+
+def test_without_peers_the_settings_meet_each_other_and_a_closed_one_has_nothing_left(tmp_path):
+    """A grid of two settings and no peer: one comparison group of both, P(·) not asked for;
+    a closed setting's runs short of the target are reported, never run, so none remain."""
+    for setting in ("a", "b"):
+        for seed in (0, 1):
+            write_records(tmp_path / "kept" / setting / f"ale-Breakout-{seed}",
+                          returns_of(setting if setting == "a" else "P", "ale:Breakout", seed),
+                          1000 if (setting, seed) != ("b", 1) else 600)
+    path = tmp_path / "grid.toml"
+    path.write_text(GRID.replace('envs = ["ale:Breakout", "ale:Pong"]', 'envs = ["ale:Breakout"]')
+                    .replace('[peers.P]\nfolder = "peer/{env}-{seed}"\n', "")
+                    + '\n[settings.b]\npreset = "gdi-i3"\nrecords = "kept/{setting}/{env}-{seed}"\n'
+                    'closed = "kept as it ran"\n')
+    grid = bench.load_grid(path)
+    result = bench.grid_aggregates(grid, reps=100)
+    assert set(result.systems["group"]) == {"a vs b"} and result.improvements.empty
+    rows = result.systems.set_index("system")
+    assert (rows.loc["a", "runs_per_game"], rows.loc["b", "runs_per_game"]) == (2, 1)
+    flat = [hns("ale:Breakout", score_at(returns_of("P", "ale:Breakout", 0), 1000))]
+    assert_close(rows.loc["b", "iqm_hns"], trim_mean(flat, 0.25))
+    remaining = {row.system: row for row in bench.grid_remaining(grid)}
+    assert (remaining["a"].runs, remaining["b"].runs, remaining["b"].frames) == (0, 0, 0)
