@@ -4,7 +4,7 @@ DataFrames for a researcher's own tables and plots, without parsing its files by
     run = gdi.read_run("runs/<run>")
     run.metrics        # one row per metrics.jsonl row: training statistics every log_every
     run.episodes       # one row per training episode: frames, actor, λ by name, return, length
-    run.evaluations    # one row per evaluation episode, each file's (eval/*.json)
+    run.evaluations    # one row per evaluation episode (eval/*.json, eval_<policy>/*.json)
     run.config         # config.json as a dict
 
 The files are read by the functions the reports read them with (``gdi.scores`` for the
@@ -140,5 +140,5 @@ def read_run(path: str | os.PathLike) -> RunRecords:
     metrics = pd.DataFrame(rows, columns=None if rows else ["frames"])
     if rows:
         metrics = metrics.sort_values("frames", kind="stable", ignore_index=True)
-    return RunRecords(path, config, metrics, _episodes(path, config, notes), _evaluations(path, config),
-                      tuple(notes))
+    episodes = _episodes(path, config, notes)
+    return RunRecords(path, config, metrics, episodes, _evaluations(path, config), tuple(notes))

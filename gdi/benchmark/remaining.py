@@ -80,14 +80,14 @@ def grid_remaining(grid: Grid | str | Path) -> list[Remaining]:
                  and (p := gdi_pace(s.source)) is not None]
         todo = [] if setting.closed else [s for s in mine if s.state not in (DONE, KEPT)]
         left.append(Remaining(setting.name, len(todo),
-                         sum(max(grid.target - s.frames, 0) for s in todo),
-                         median(paces) if paces else None))
+                              sum(max(grid.target - s.frames, 0) for s in todo),
+                              median(paces) if paces else None))
     peers = peer_states(grid)
     for peer in grid.peers:
         mine = [p for p in peers if p.peer == peer.name]
         paces = [p for run in mine if (p := peer_pace(run.folder)) is not None]
         todo = [run for run in mine if run.state != DONE]
         left.append(Remaining(peer.name, len(todo),
-                         sum(max(grid.target - run.frames, 0) for run in todo),
-                         median(paces) if paces else None))
+                              sum(max(grid.target - run.frames, 0) for run in todo),
+                              median(paces) if paces else None))
     return left

@@ -81,16 +81,16 @@ def grid_curves(grid: Grid | str | Path) -> pd.DataFrame:
     ``window``."""
     grid = _grid(grid)
     _, runs = collect(grid, 0)  # at 0 frames, every run with an episode is in
-    frames = []
+    tables = []
     for (system, env), entry in runs.items():
         for curve in entry.curves:
-            frames.append(pd.DataFrame({
+            tables.append(pd.DataFrame({
                 "system": system, "env": env, "seed": curve.seed,
                 "episode": range(curve.returns.size), "frames": curve.frames.astype("int64"),
                 "return": curve.returns, "trailing": curve.trailing(grid.window)}))
-    if not frames:
+    if not tables:
         return pd.DataFrame(columns=CURVE_COLUMNS)
-    return pd.concat(frames, ignore_index=True)[list(CURVE_COLUMNS)]
+    return pd.concat(tables, ignore_index=True)[list(CURVE_COLUMNS)]
 
 
 def grid_scores(grid: Grid | str | Path, at: int | None = None) -> pd.DataFrame:
