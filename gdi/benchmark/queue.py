@@ -272,9 +272,8 @@ def run_grid(grid: Grid, parallel: int | None = None, ray_address: str | None = 
     on this machine (default: the grid's ``parallel``), or each as a Ray task of
     ``cpus_per_run`` CPUs on the cluster at ``ray_address``; with ``peers``, those peers' runs
     too (their grid ``command``, on this machine only; one name or several), and with
-    ``peers_only`` those alone. A
-    closed setting's runs are never run (``say`` names it). Bad input is refused before any
-    run starts."""
+    ``peers_only`` those alone. A closed setting's runs are never run (``say`` names it). Bad
+    input is refused before any run starts."""
     peers = grid.runnable_peers((peers,) if isinstance(peers, str) else peers)  # "APPO" is one
     if peers and ray_address is not None:
         raise ValueError(f"--peer {' '.join(peers)} with --ray-address: a peer's command runs "
